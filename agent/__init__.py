@@ -1,0 +1,1 @@
+"""LLM machinery and the alignment-first state machine."""

@@ -1,0 +1,1 @@
+"""SA-Bench dataset, runner, scoring of repositories, reports and the `sabench` CLI."""

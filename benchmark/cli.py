@@ -1,0 +1,49 @@
+"""The `sabench` command line: one typer app; each area registers its own commands."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    name="sabench",
+    help="Measure how faithfully LLM agents reproduce ML papers (SA-Bench), claim by claim.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+err_console = Console(stderr=True)
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit code 2, never a traceback."""
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Error types that mean bad input or an unusable environment, not a bug of ours."""
+    from sabench.benchmark.dataset import DatasetError
+    from sabench.verifiers.types import ResultFileError
+
+    return (UsageError, DatasetError, ResultFileError, FileNotFoundError, NotADirectoryError)
+
+
+def _register_all() -> None:
+    """Each area adds its commands here, one line per module (keeps this file conflict-free)."""
+    from sabench.benchmark import cli_data
+
+    cli_data.register(app)
+
+
+def main() -> None:
+    """Console entry point: run the app, turning user errors into a one-line message."""
+    _register_all()
+    try:
+        app()
+    except user_errors() as exc:
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Run untrusted generated code in isolation (docker or bubblewrap backends)."""

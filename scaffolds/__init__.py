@@ -1,0 +1,1 @@
+"""Scaffold protocol and registry: alignment-first and the published baselines."""

@@ -1,0 +1,1 @@
+"""The paper specification (claims) and everything that checks code against it."""
