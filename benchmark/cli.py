@@ -23,9 +23,11 @@ class UsageError(Exception):
 def user_errors() -> tuple[type[BaseException], ...]:
     """Error types that mean bad input or an unusable environment, not a bug of ours."""
     from sabench.benchmark.dataset import DatasetError
+    from sabench.verifiers.judge import RepositoryError
     from sabench.verifiers.types import ResultFileError
 
-    return (UsageError, DatasetError, ResultFileError, FileNotFoundError, NotADirectoryError)
+    return (UsageError, DatasetError, ResultFileError, RepositoryError, FileNotFoundError,
+            NotADirectoryError)
 
 
 def _register_all() -> None:
