@@ -29,7 +29,8 @@ def require_or_skip(available: bool, env_flag: str, why: str) -> None:
 def sabench_data() -> Path:
     """Root of the real SA-Bench data (papers/, official_scores/, runs/, ...)."""
     root = shared_data_dir()
-    require_or_skip((root / "papers").is_dir(), "SABENCH_REQUIRE_DATA", f"no SA-Bench data at {root}")
+    require_or_skip((root / "papers").is_dir(), "SABENCH_REQUIRE_DATA",
+                    f"no SA-Bench data at {root}")
     return root
 
 
