@@ -13,11 +13,33 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from sabench.verifiers.spec import Dimension
 
 SCORE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def _keep_null_score(model: BaseModel, handler: SerializerFunctionWrapHandler,
+                     key: str = "score") -> Any:
+    """Serialise, keeping an explicit `score: null` that `exclude_none` would drop.
+
+    A failed claim (and a dimension whose claims all failed) must round-trip through `dump`
+    and `load`: without the key the file would not load back.
+    """
+    data = handler(model)
+    if isinstance(data, dict):
+        data.setdefault(key, None)
+    return data
 
 
 class FailureCategory(StrEnum):
@@ -88,6 +110,10 @@ class ClaimVerdict(BaseModel):
             raise ValueError("a claim without a score must say why in 'error'")
         return self
 
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _keep_null_score(self, handler)
+
     @property
     def is_error(self) -> bool:
         return self.score is None
@@ -106,6 +132,10 @@ class DimensionResult(BaseModel):
     score: float | None
     total_claims: int
     claims: list[ClaimVerdict]
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _keep_null_score(self, handler)
 
     @classmethod
     def of(cls, verdicts: list[ClaimVerdict]) -> DimensionResult:
@@ -139,6 +169,10 @@ class PaperScore(BaseModel):
         scored = [d.score for d in dims.values() if d.score is not None]
         return cls(paper_id=paper_id, dimensions=dims,
                    overall_score=fmean(scored) if scored else None, **fields)
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _keep_null_score(self, handler, "overall_score")
 
     @property
     def judge_name(self) -> str | None:
