@@ -32,9 +32,10 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
 def _register_all() -> None:
     """Each area adds its commands here, one line per module (keeps this file conflict-free)."""
-    from sabench.benchmark import cli_data
+    from sabench.benchmark import cli_data, cli_report
 
     cli_data.register(app)
+    cli_report.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,60 @@
+"""`sabench report SCORES_DIR`: the paper's tables (and more) as Markdown, JSON or HTML."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sabench.benchmark import stats
+
+
+class ReportFormat(StrEnum):
+    MD = "md"
+    JSON = "json"
+    HTML = "html"
+
+
+def render(report: dict, fmt: ReportFormat) -> str:
+    """The report in one format (HTML imports matplotlib, so only when asked for)."""
+    if fmt is ReportFormat.JSON:
+        return json.dumps(report, indent=1, ensure_ascii=False) + "\n"
+    if fmt is ReportFormat.HTML:
+        from sabench.benchmark.report_html import render_html
+
+        return render_html(report)
+    from sabench.benchmark.report import render_markdown
+
+    return render_markdown(report) + "\n"
+
+
+def report(
+    scores_dir: Annotated[Path, typer.Argument(
+        help="Folder of <config>/<paper_id>.json score files with configs.json.")],
+    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format.")]
+    = ReportFormat.MD,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write to this file (default: standard output).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = stats.DEFAULT_SEED,
+    resamples: Annotated[int, typer.Option(
+        min=100, help="Bootstrap resamples per interval.")] = stats.DEFAULT_RESAMPLES,
+) -> None:
+    """Tables of a scores folder: configuration matrix, marginals, dimension statistics,
+    headline, bootstrap intervals, paired scaffold comparisons, failed judgements."""
+    from sabench.benchmark.report import make_report
+
+    text = render(make_report(scores_dir, seed=seed, resamples=resamples), fmt)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {output}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)
