@@ -22,20 +22,23 @@ class UsageError(Exception):
 
 def user_errors() -> tuple[type[BaseException], ...]:
     """Error types that mean bad input or an unusable environment, not a bug of ours."""
+    from sabench.agent.models import ModelConfigError
     from sabench.benchmark.dataset import DatasetError
+    from sabench.benchmark.scoring import JudgeSpecError, RunsRootError
     from sabench.verifiers.judge import RepositoryError
     from sabench.verifiers.types import ResultFileError
 
     return (UsageError, DatasetError, ResultFileError, RepositoryError, FileNotFoundError,
-            NotADirectoryError)
+            NotADirectoryError, ModelConfigError, JudgeSpecError, RunsRootError)
 
 
 def _register_all() -> None:
     """Each area adds its commands here, one line per module (keeps this file conflict-free)."""
-    from sabench.benchmark import cli_data, cli_report
+    from sabench.benchmark import cli_data, cli_report, cli_score
 
     cli_data.register(app)
     cli_report.register(app)
+    cli_score.register(app)
 
 
 def main() -> None:

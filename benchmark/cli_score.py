@@ -1,0 +1,117 @@
+"""`sabench score` (one repository) and `sabench score-runs` (a whole runs root)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sabench.agent.usage import UsageRecorder
+from sabench.benchmark.scoring import (
+    RunOutcome,
+    ScoreRunsSummary,
+    make_judge,
+    paper_spec,
+    score_repo,
+    score_runs,
+    write_score,
+)
+from sabench.verifiers.types import PaperScore
+
+console = Console(stderr=True)
+
+JudgeOption = Annotated[str, typer.Option(
+    "--judge", help="offline | llm:<provider:model> | hybrid:<provider:model>")]
+BaseUrlOption = Annotated[str | None, typer.Option(
+    "--base-url", envvar="OPENAI_BASE_URL",
+    help="Server URL for openai-compatible models (default: $OPENAI_BASE_URL).")]
+PapersOption = Annotated[Path, typer.Option(
+    "--papers", help="The dataset: papers/ or the folder that holds it.")]
+
+
+def score(
+    paper: Annotated[str, typer.Option("--paper", help="Paper id, e.g. adjoint-matching.")],
+    repo: Annotated[Path, typer.Option("--repo", help="The repository to score.")],
+    papers: PapersOption,
+    judge: JudgeOption = "offline",
+    base_url: BaseUrlOption = None,
+    out: Annotated[Path | None, typer.Option(
+        "-o", "--out", help="Write the result JSON here (default: print it).")] = None,
+) -> None:
+    """Score one repository against one paper's claims (official-compatible JSON)."""
+    spec = paper_spec(papers, paper)
+    recorder = UsageRecorder()
+    chosen = make_judge(judge, base_url, recorder=recorder)
+    result = score_repo(spec, repo, chosen, recorder)
+    if out is None:
+        sys.stdout.write(result.model_dump_json(indent=1, exclude_none=True) + "\n")
+        return
+    write_score(result, out)
+    console.print(_score_table(result))
+    console.print(f"wrote {out}")
+
+
+def _score_table(result: PaperScore) -> Table:
+    table = Table(title=f"{result.paper_id} ({result.model})")
+    for column in ("dimension", "score", "claims", "errors"):
+        table.add_column(column)
+    for dim, res in result.dimensions.items():
+        table.add_row(str(dim), _fmt(res.score), str(res.total_claims), str(res.errors))
+    table.add_row("overall", _fmt(result.overall_score), "", str(result.errors))
+    return table
+
+
+def _fmt(value: float | None) -> str:
+    return "error" if value is None else f"{value:.3f}"
+
+
+def score_runs_command(
+    runs_root: Annotated[Path, typer.Argument(
+        help="Folder filled by unpack.sh (runs/index.json).")],
+    papers: PapersOption,
+    out: Annotated[Path, typer.Option("--out", help="SCORES_DIR to write.")],
+    judge: JudgeOption = "offline",
+    base_url: BaseUrlOption = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Score every run of a runs root into SCORES_DIR (resumable: scored runs are skipped)."""
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=as_json) as progress:
+        task = progress.add_task("scoring", total=None)
+
+        def done(outcome: RunOutcome) -> None:
+            progress.update(task, advance=1,
+                            description=f"{outcome.config}/{outcome.paper_id}")
+            if outcome.status == "failed":
+                progress.console.print(f"[red]failed[/red] {outcome.config}/{outcome.paper_id}: "
+                                       f"{outcome.error}", highlight=False)
+
+        summary = score_runs(runs_root, papers, judge, out, jobs=jobs, base_url=base_url,
+                             on_done=done, on_total=lambda n: progress.update(task, total=n))
+    _report(summary, out, as_json)
+    if summary.count("failed"):
+        raise typer.Exit(1)
+
+
+def _report(summary: ScoreRunsSummary, out: Path, as_json: bool) -> None:
+    data = summary.as_dict()
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=1) + "\n")
+        return
+    usage = data["usage"]
+    console.print(f"scored {data['scored']}, skipped {data['skipped']} (already scored), "
+                  f"failed {data['failed']}; claim errors {data['claim_errors']}; "
+                  f"{usage['calls']} model calls, ${usage['dollars']:.4f} -> {out}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `score` and `score-runs` to the CLI."""
+    app.command("score")(score)
+    app.command("score-runs")(score_runs_command)
