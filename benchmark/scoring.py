@@ -28,7 +28,6 @@ from sabench.verifiers.types import PaperScore, ResultFileError
 
 CONFIGS_FILE = "configs.json"
 INDEX_FILE = "index.json"
-JUDGE_KINDS = ("offline", "llm", "hybrid")
 
 
 class JudgeSpecError(ValueError):
@@ -47,7 +46,8 @@ def make_judge(spec: str, base_url: str | None = None, *,
     """Build the judge a spec string names.
 
     Args:
-        spec: `offline`, `llm:<model spec>` or `hybrid:<model spec>`.
+        spec: `<kind>` or `<kind>:<model spec>`, kind one of `JUDGE_KINDS` (`offline`,
+            `llm:<model spec>`, `hybrid:<model spec>`).
         base_url: server URL for `openai-compatible` models.
         recorder: receives the usage of every model call (LLM and hybrid judges).
         **options: passed to the judge's constructor (e.g. `batch_size`, `threshold`).
@@ -58,23 +58,47 @@ def make_judge(spec: str, base_url: str | None = None, *,
     """
     kind, _, model_spec = spec.strip().partition(":")
     if kind not in JUDGE_KINDS:
-        raise JudgeSpecError(
-            f"judge {spec!r}: expected offline, llm:<provider:model> or hybrid:<provider:model>")
-    if kind == "offline":
-        if model_spec:
-            raise JudgeSpecError(f"judge {spec!r}: the offline judge takes no model")
-        return _offline_judge(**options)
-    if not model_spec:
-        raise JudgeSpecError(
-            f"judge {spec!r}: name a model, e.g. {kind}:anthropic:claude-sonnet-4-6")
-    hybrid_options = {k: options.pop(k) for k in ("threshold", "fallback_to_offline")
-                      if k in options}
-    llm = _llm_judge(model_spec, base_url, recorder, **options)
-    if kind == "llm":
-        return llm
+        raise JudgeSpecError(f"judge {spec!r}: expected offline, llm:<provider:model> or "
+                             f"hybrid:<provider:model> (known kinds: {', '.join(JUDGE_KINDS)})")
+    return JUDGE_KINDS[kind](JudgeRequest(spec, model_spec, base_url, recorder, dict(options)))
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """Everything a judge factory gets: the spec, its model part, and the call's options."""
+
+    spec: str
+    model_spec: str
+    base_url: str | None
+    recorder: UsageRecorder | None
+    options: dict[str, Any]
+
+    def require_model(self) -> str:
+        if not self.model_spec:
+            kind = self.spec.partition(":")[0]
+            raise JudgeSpecError(
+                f"judge {self.spec!r}: name a model, e.g. {kind}:anthropic:claude-sonnet-4-6")
+        return self.model_spec
+
+
+def _offline_kind(request: JudgeRequest) -> Judge:
+    if request.model_spec:
+        raise JudgeSpecError(f"judge {request.spec!r}: the offline judge takes no model")
+    return _offline_judge(**request.options)
+
+
+def _llm_kind(request: JudgeRequest) -> Judge:
+    return _llm_judge(request.require_model(), request.base_url, request.recorder,
+                      **request.options)
+
+
+def _hybrid_kind(request: JudgeRequest) -> Judge:
     from sabench.verifiers.llm_judge import HybridJudge
 
-    return HybridJudge(_offline_judge(), llm, **hybrid_options)
+    options = dict(request.options)
+    hybrid = {k: options.pop(k) for k in ("threshold", "fallback_to_offline") if k in options}
+    llm = _llm_judge(request.require_model(), request.base_url, request.recorder, **options)
+    return HybridJudge(_offline_judge(), llm, **hybrid)
 
 
 def _offline_judge(**options: Any) -> Judge:
@@ -94,6 +118,16 @@ def _llm_judge(model_spec: str, base_url: str | None, recorder: UsageRecorder | 
     callbacks = [recorder] if recorder is not None else []
     model = make_model(parsed, callbacks=callbacks)
     return LLMJudge(model, name=f"llm:{parsed}", **options)
+
+
+JudgeFactory = Callable[[JudgeRequest], Judge]
+
+# Judge kinds by name: a new kind of judge is one factory and one line here.
+JUDGE_KINDS: dict[str, JudgeFactory] = {
+    "offline": _offline_kind,
+    "llm": _llm_kind,
+    "hybrid": _hybrid_kind,
+}
 
 
 # ---------------------------------------------------------------- one repository

@@ -1,0 +1,276 @@
+"""Scoring a repository and a runs root: judge specs, resumability, process pool, CLI.
+
+The LLM boundary is faked with the scripted chat model, registered as a judge kind so that
+worker processes (forked from the test) build it from its spec string like any other judge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import BaseMessage
+from typer.testing import CliRunner
+
+from sabench.agent.models import ModelConfigError
+from sabench.benchmark import cli
+from sabench.benchmark.report import load_scores
+from sabench.benchmark.scoring import (
+    JUDGE_KINDS,
+    JudgeRequest,
+    JudgeSpecError,
+    RunsRootError,
+    make_judge,
+    read_runs_root,
+    score_runs,
+)
+from sabench.verifiers.llm_judge import LLMJudge
+from sabench.verifiers.spec import Claim
+from sabench.verifiers.types import Evidence, PaperScore
+
+SAU = {
+    "paper_id": "toy", "paper_title": "Toy paper",
+    "D1": [{"id": "toy-D1-001", "claim": "The learning rate is 3e-4.", "source": "Sec. 4"},
+           {"id": "toy-D1-002", "claim": "The batch size is 64.", "source": "Sec. 4"}],
+    "D2": [{"id": "toy-D2-001", "claim": "AdamW minimises the mean loss.", "source": "Eq. 2"}],
+}
+
+
+def answer(messages: list[BaseMessage]) -> str:
+    ids = re.findall(r"^## Claim (\S+)$", str(messages[-1].content), re.MULTILINE)
+    return json.dumps({"verdicts": [{"id": cid, "score": 0.25 if "D2" in cid else 0.75,
+                                     "reasoning": "value set in train.py",
+                                     "evidence_refs": []} for cid in ids]})
+
+
+def first_lines(root: Path):
+    """Evidence read from the repository's real Python files (first eight lines of each)."""
+    files = sorted(p for p in root.rglob("*.py") if p.is_file())
+
+    def provide(claim: Claim) -> list[Evidence]:
+        found = []
+        for path in files[:3]:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[:8]
+            if lines:
+                found.append(Evidence(file=path.relative_to(root).as_posix(), start_line=1,
+                                      end_line=len(lines), snippet="\n".join(lines)))
+        return found
+
+    return provide
+
+
+def scripted_kind(request: JudgeRequest) -> LLMJudge:
+    from tests.agent.scripted import ScriptedChatModel
+
+    model = ScriptedChatModel(replies=[answer] * 2000, model_name="gpt-4o",
+                              callbacks=[request.recorder] if request.recorder else [])
+    return LLMJudge(model, name="llm:scripted", evidence=first_lines, concurrency=1,
+                    sleep=lambda _: None, **request.options)
+
+
+@pytest.fixture(autouse=True)
+def scripted_judge(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(JUDGE_KINDS, "scripted", scripted_kind)
+
+
+def make_papers(tmp_path: Path) -> Path:
+    papers = tmp_path / "papers"
+    (papers / "toy").mkdir(parents=True)
+    (papers / "toy" / "sau.json").write_text(json.dumps(SAU), encoding="utf-8")
+    (papers / "toy" / "paper.md").write_text("# Toy paper\n", encoding="utf-8")
+    return papers
+
+
+def make_runs_root(tmp_path: Path) -> Path:
+    root = tmp_path / "dest"
+    runs = []
+    for config in ("alpha_basic", "beta_basic"):
+        repo = root / "runs" / config / "toy" / "repo"
+        repo.mkdir(parents=True)
+        (repo / "train.py").write_text("lr = 3e-4\nbatch_size = 64\n", encoding="utf-8")
+        runs.append({"config": config, "paper_id": "toy", "scaffold": "basic",
+                     "model": config.split("_")[0], "repo": f"runs/{config}/toy/repo",
+                     "missing_cited_files": ["configs/x.yaml"] if config == "beta_basic" else []})
+    runs.append({"config": "beta_basic", "paper_id": "absent-paper", "scaffold": "basic",
+                 "model": "beta", "repo": "runs/beta_basic/absent-paper/repo"})
+    index = {"configs": {"alpha_basic": {"scaffold": "basic", "model": "alpha"},
+                         "beta_basic": {"scaffold": "basic", "model": "beta"}}, "runs": runs}
+    (root / "runs" / "index.json").write_text(json.dumps(index), encoding="utf-8")
+    return root
+
+
+# ---------------------------------------------------------------- judge specs
+
+
+@pytest.mark.parametrize("spec", ["bogus", "llm", "llm:", "hybrid", "gpt-4o"])
+def test_bad_judge_specs_are_one_line_errors(spec: str) -> None:
+    with pytest.raises(JudgeSpecError) as info:
+        make_judge(spec)
+    assert spec in str(info.value) and "\n" not in str(info.value)
+
+
+def test_llm_judge_spec_builds_the_named_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    judge = make_judge("llm:openai-compatible:deepseek-v4-pro", "http://judge.local/v1")
+    assert isinstance(judge, LLMJudge) and judge.name == "llm:openai-compatible:deepseek-v4-pro"
+    assert judge.model.openai_api_base == "http://judge.local/v1"
+    with pytest.raises(ModelConfigError):
+        make_judge("llm:mistral:large")
+
+
+def test_offline_judge_takes_no_model() -> None:
+    with pytest.raises(JudgeSpecError, match="takes no model"):
+        make_judge("offline:gpt-4o")
+
+
+# ---------------------------------------------------------------- runs roots
+
+
+def test_score_runs_writes_the_report_layout_and_resumes(tmp_path: Path) -> None:
+    papers, root, out = make_papers(tmp_path), make_runs_root(tmp_path), tmp_path / "scores"
+    summary = score_runs(root, papers, "scripted", out)
+    assert (summary.count("scored"), summary.count("failed")) == (2, 1)
+    failure = summary.as_dict()["failures"][0]
+    assert failure["paper_id"] == "absent-paper" and "no paper 'absent-paper'" in failure["error"]
+    configs = json.loads((out / "configs.json").read_text())
+    assert configs == {"alpha_basic": {"scaffold": "basic", "model": "alpha"},
+                       "beta_basic": {"scaffold": "basic", "model": "beta"}}
+    score = PaperScore.load(out / "beta_basic" / "toy.json")  # missing cited files: still scored
+    assert score.model == "llm:scripted" and score.errors == 0
+    assert score.overall_score == pytest.approx((0.75 + 0.25) / 2)
+    assert score.usage["calls"] == 2 and score.usage["dollars"] > 0
+    assert load_scores(out).runs["alpha_basic"]["toy"].overall_score == score.overall_score
+    assert summary.usage().calls == 4
+
+    again = score_runs(root, papers, "scripted", out)
+    assert (again.count("scored"), again.count("skipped")) == (0, 2)
+    assert again.usage().calls == 0
+
+
+def test_damaged_score_file_is_scored_again(tmp_path: Path) -> None:
+    papers, root, out = make_papers(tmp_path), make_runs_root(tmp_path), tmp_path / "scores"
+    score_runs(root, papers, "scripted", out)
+    (out / "alpha_basic" / "toy.json").write_text("{\"paper_id\": ", encoding="utf-8")
+    again = score_runs(root, papers, "scripted", out)
+    assert {(o.config, o.status) for o in again.outcomes if o.status != "failed"} == {
+        ("alpha_basic", "scored"), ("beta_basic", "skipped")}
+    assert PaperScore.load(out / "alpha_basic" / "toy.json").errors == 0
+
+
+def test_process_pool_gives_the_same_scores(tmp_path: Path) -> None:
+    papers, root = make_papers(tmp_path), make_runs_root(tmp_path)
+    serial, pooled = tmp_path / "serial", tmp_path / "pooled"
+    score_runs(root, papers, "scripted", serial, jobs=1)
+    summary = score_runs(root, papers, "scripted", pooled, jobs=2)
+    assert summary.count("scored") == 2
+    for config in ("alpha_basic", "beta_basic"):
+        a = PaperScore.load(serial / config / "toy.json")
+        b = PaperScore.load(pooled / config / "toy.json")
+        assert [v.score for _, v in a.verdicts()] == [v.score for _, v in b.verdicts()]
+
+
+def test_missing_repository_is_a_failed_run_not_a_crash(tmp_path: Path) -> None:
+    papers, root, out = make_papers(tmp_path), make_runs_root(tmp_path), tmp_path / "scores"
+    shutil.rmtree(root / "runs" / "alpha_basic" / "toy" / "repo")
+    summary = score_runs(root, papers, "scripted", out)
+    failed = {o.config: o.error for o in summary.outcomes if o.status == "failed"
+              and o.paper_id == "toy"}
+    assert "does not exist" in failed["alpha_basic"]
+    assert not (out / "alpha_basic" / "toy.json").exists()
+
+
+def test_runs_root_errors_name_the_path(tmp_path: Path) -> None:
+    with pytest.raises(RunsRootError, match="does not exist"):
+        read_runs_root(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunsRootError, match="no index.json"):
+        read_runs_root(tmp_path / "empty")
+    bad = tmp_path / "bad" / "runs"
+    bad.mkdir(parents=True)
+    (bad / "index.json").write_text('{"runs": [{"config": "x"}]}')
+    with pytest.raises(RunsRootError, match=r"runs\[0\] needs"):
+        read_runs_root(tmp_path / "bad")
+
+
+def test_runs_without_index_are_discovered(tmp_path: Path) -> None:
+    repo = tmp_path / "runs" / "mine" / "toy" / "repo"
+    repo.mkdir(parents=True)
+    found = read_runs_root(tmp_path)
+    assert [(r.config, r.paper_id, r.repo) for r in found.runs] == [("mine", "toy", repo)]
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def test_cli_score_writes_official_json(tmp_path: Path) -> None:
+    papers, root = make_papers(tmp_path), make_runs_root(tmp_path)
+    cli._register_all()
+    out = tmp_path / "one.json"
+    result = CliRunner().invoke(cli.app, [
+        "score", "--paper", "toy", "--repo", str(root / "runs" / "alpha_basic" / "toy" / "repo"),
+        "--papers", str(papers), "--judge", "scripted", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["paper_id"] == "toy" and set(data["dimensions"]) == {"D1", "D2"}
+    assert data["dimensions"]["D1"]["claims"][0]["score"] == 0.75
+
+
+def test_cli_score_runs_json_summary_and_exit_code(tmp_path: Path) -> None:
+    papers, root = make_papers(tmp_path), make_runs_root(tmp_path)
+    cli._register_all()
+    result = CliRunner().invoke(cli.app, [
+        "score-runs", str(root), "--papers", str(papers), "--judge", "scripted",
+        "--out", str(tmp_path / "scores"), "--json"])
+    assert result.exit_code == 1  # one run names a paper the dataset lacks
+    summary = json.loads(result.stdout[result.stdout.index("{"):])
+    assert (summary["scored"], summary["failed"]) == (2, 1)
+
+
+def test_cli_bad_judge_is_one_line_exit_2(tmp_path: Path) -> None:
+    papers = make_papers(tmp_path)
+    proc = subprocess.run(
+        ["sabench", "score", "--paper", "toy", "--repo", str(tmp_path), "--papers", str(papers),
+         "--judge", "nonsense"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "nonsense" in proc.stderr
+
+
+# ---------------------------------------------------------------- release data
+
+
+@pytest.mark.dataset
+def test_release_index_lists_every_run(sabench_data: Path, tmp_path: Path) -> None:
+    (tmp_path / "runs").mkdir()
+    shutil.copy(sabench_data / "runs" / "index.json", tmp_path / "runs" / "index.json")
+    root = read_runs_root(tmp_path)
+    assert len(root.runs) == 240 and len(root.configs) == 12
+    assert sum(bool(r.missing_cited_files) for r in root.runs) == 72
+    assert all(r.repo == tmp_path / "runs" / r.config / r.paper_id / "repo" for r in root.runs)
+
+
+@pytest.mark.dataset
+def test_release_configuration_scores_with_real_papers(sabench_data: Path,
+                                                        tmp_path: Path) -> None:
+    dest = tmp_path / "dest" / "runs"
+    dest.mkdir(parents=True)
+    with tarfile.open(sabench_data / "runs" / "gpt4o_basic.tar.gz") as archive:
+        archive.extractall(dest, filter="data")
+    index = json.loads((sabench_data / "runs" / "index.json").read_text())
+    index["runs"] = [r for r in index["runs"] if r["config"] == "gpt4o_basic"]
+    (dest / "index.json").write_text(json.dumps(index))
+    out = tmp_path / "scores"
+    summary = score_runs(tmp_path / "dest", sabench_data / "papers", "scripted", out, jobs=2)
+    assert summary.count("scored") == 20 and summary.count("failed") == 0
+    official = sabench_data / "official_scores" / "gpt4o_basic"
+    ours = sorted((out / "gpt4o_basic").glob("*.json"))
+    assert len(ours) == 20
+    for path in ours:  # every claim the official judge scored, and no other
+        theirs = PaperScore.load(official / path.name)
+        assert ({v.id for _, v in PaperScore.load(path).verdicts()}
+                == {v.id for _, v in theirs.verdicts()})
+    assert load_scores(out).configs["gpt4o_basic"].model == "gpt-4o"
