@@ -1,0 +1,174 @@
+"""The host side of a sandbox: its private workspace directory and output capture.
+
+Both backends bind a private host directory at /workspace, so file transfers are plain host file
+operations. Code inside the sandbox controls that directory, so nothing here follows a symlink:
+a link planted by sandboxed code can never make the host read or write outside the workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+
+from sabench.sandbox.types import BASE_ENV, LABEL, SANDBOX_GID, SANDBOX_UID, WORKSPACE, Limits
+
+#: Name of the file that records which host process owns a workspace (read by the reaper).
+OWNER_FILE = ".sabench-owner"
+
+
+def to_argv(cmd: str | Sequence[str]) -> list[str]:
+    """A shell string runs through /bin/sh -c; a sequence is the argv itself."""
+    if isinstance(cmd, str):
+        return ["/bin/sh", "-c", cmd]
+    argv = [str(part) for part in cmd]
+    if not argv:
+        raise ValueError("empty command")
+    return argv
+
+
+def environment(extra: Mapping[str, str] | None) -> dict[str, str]:
+    """The base environment plus the caller's variables (never the host's)."""
+    env = {**BASE_ENV, **(extra or {})}
+    for key in env:
+        if not key or "=" in key or "\0" in key:
+            raise ValueError(f"invalid environment variable name {key!r}")
+    return env
+
+
+def display(cmd: str | Sequence[str]) -> str:
+    return cmd if isinstance(cmd, str) else " ".join(str(part) for part in cmd)
+
+
+def inside_cwd(cwd: str | None) -> str:
+    """Working directory inside the sandbox: relative paths are under /workspace."""
+    if not cwd:
+        return WORKSPACE
+    path = PurePosixPath(cwd)
+    return str(path if path.is_absolute() else PurePosixPath(WORKSPACE) / path)
+
+
+class HostWorkspace:
+    """A private, root-owned parent holding a workspace owned by the sandbox uid.
+
+    Layout: ``<tmp>/sabench-<id>/ws`` (bound at /workspace) and ``<tmp>/sabench-<id>/ctl``
+    (host-only control files such as stdin data, bound read-only where a backend needs them).
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix=f"{LABEL}-{kind}-"))
+        self.root.chmod(0o711)  # the sandbox uid may traverse to ws/ but not list the parent
+        self.path = self.root / "ws"
+        self.ctl = self.root / "ctl"
+        self.path.mkdir(mode=0o755)
+        self.ctl.mkdir(mode=0o755)
+        (self.root / OWNER_FILE).write_text(str(os.getpid()))
+        self._chown(self.path)
+
+    @staticmethod
+    def _chown(path: Path) -> None:
+        if os.geteuid() == 0:
+            os.chown(path, SANDBOX_UID, SANDBOX_GID, follow_symlinks=False)
+
+    def resolve(self, rel: str) -> Path:
+        """The host path of workspace path `rel`, refusing anything that escapes it."""
+        pure = PurePosixPath(rel)
+        if pure.is_absolute():
+            try:
+                pure = pure.relative_to(WORKSPACE)
+            except ValueError:
+                raise PermissionError(f"{rel}: only paths under {WORKSPACE} are reachable"
+                                      ) from None
+        if ".." in pure.parts:
+            raise PermissionError(f"{rel}: '..' is not allowed in workspace paths")
+        host = self.path.joinpath(*pure.parts)
+        self._no_links(host)
+        return host
+
+    def _no_links(self, host: Path) -> None:
+        """Refuse a path whose components (below the workspace) include a symlink."""
+        current = self.path
+        for part in host.relative_to(self.path).parts:
+            current = current / part
+            if current.is_symlink():
+                raise PermissionError(f"{current.relative_to(self.path)}: is a symbolic link")
+
+    def write_file(self, rel: str, data: str | bytes) -> None:
+        target = self.resolve(rel)
+        self._make_parents(target.parent)
+        payload = data.encode() if isinstance(data, str) else data
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+        self._chown(target)
+
+    def _make_parents(self, folder: Path) -> None:
+        missing = []
+        while not folder.exists():
+            missing.append(folder)
+            folder = folder.parent
+        for item in reversed(missing):
+            item.mkdir()
+            self._chown(item)
+
+    def read_file(self, rel: str) -> bytes:
+        target = self.resolve(rel)
+        try:
+            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{rel}: no such file in the sandbox workspace") from None
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise IsADirectoryError(f"{rel}: not a regular file")
+            return handle.read()
+
+    def copy_in(self, src: Path, dest: str = ".") -> None:
+        src = Path(src)
+        if not src.is_dir():
+            raise NotADirectoryError(f"{src}: not a directory")
+        target = self.resolve(dest)
+        self._make_parents(target)
+        shutil.copytree(src, target, symlinks=True, dirs_exist_ok=True)
+        for folder, dirs, files in os.walk(target):
+            for name in [*dirs, *files]:
+                self._chown(Path(folder) / name)
+
+    def copy_out(self, dest: Path, src: str = ".") -> None:
+        source = self.resolve(src)
+        if not source.is_dir():
+            raise NotADirectoryError(f"{src}: not a directory in the sandbox workspace")
+        # symlinks=True copies links as links: never dereferenced on the host.
+        shutil.copytree(source, Path(dest), symlinks=True, dirs_exist_ok=True)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class OutputCapture:
+    """Keeps the first `output_bytes` of stdout and stderr; flags a flood past `flood_bytes`."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.keep = limits.output_bytes
+        self.flood = limits.flood_bytes
+        self.data = {1: bytearray(), 2: bytearray()}
+        self.total = 0
+        self.truncated = False
+        self.flooded = threading.Event()
+
+    def feed(self, stream: int, chunk: bytes) -> None:
+        self.total += len(chunk)
+        buffer = self.data[stream]
+        room = self.keep - len(buffer)
+        if room < len(chunk):
+            self.truncated = True
+        if room > 0:
+            buffer.extend(chunk[:room])
+        if self.total > self.flood:
+            self.flooded.set()
+
+    def text(self, stream: int) -> str:
+        return self.data[stream].decode("utf-8", errors="replace")
