@@ -24,21 +24,23 @@ def user_errors() -> tuple[type[BaseException], ...]:
     """Error types that mean bad input or an unusable environment, not a bug of ours."""
     from sabench.agent.models import ModelConfigError
     from sabench.benchmark.dataset import DatasetError
+    from sabench.benchmark.demo_run import DemoError
     from sabench.benchmark.scoring import JudgeSpecError, RunsRootError
     from sabench.verifiers.judge import RepositoryError
     from sabench.verifiers.types import ResultFileError
 
     return (UsageError, DatasetError, ResultFileError, RepositoryError, FileNotFoundError,
-            NotADirectoryError, ModelConfigError, JudgeSpecError, RunsRootError)
+            NotADirectoryError, ModelConfigError, JudgeSpecError, RunsRootError, DemoError)
 
 
 def _register_all() -> None:
     """Each area adds its commands here, one line per module (keeps this file conflict-free)."""
-    from sabench.benchmark import cli_data, cli_report, cli_score
+    from sabench.benchmark import cli_data, cli_demo, cli_report, cli_score
 
     cli_data.register(app)
     cli_report.register(app)
     cli_score.register(app)
+    cli_demo.register(app)
 
 
 def main() -> None:
