@@ -164,6 +164,7 @@ class LocalSandbox:
                 f"--fsize={limits.tmp_mb << 22}", "--"]
 
     def _command_line(self, argv: list[str], cwd: str) -> list[str]:
+        argv = ["env", "--", *argv]  # a missing program exits 127, as in a shell or docker
         if not self.isolated:
             return [*self._rlimits(), *argv]
         inner = [*self._rlimits(), *self._bwrap_args(cwd), *argv]
