@@ -39,9 +39,25 @@ class Plot(BaseModel):
     height: int
 
 
+def _label_room(labels: list[str], height_in: float) -> float:
+    """Bottom margin (figure fraction) for x labels rotated 30 degrees at 8 pt.
+
+    Fixed margins instead of a layout engine: constrained layout measured every text twice and
+    doubled the plotting time of the report.
+    """
+    longest = max((len(label) for label in labels), default=1)
+    return min(0.6, (0.2 + 0.036 * longest) / height_in)
+
+
+def _name_room(labels: list[str], width_in: float) -> float:
+    """Left margin (figure fraction) for horizontal tick labels at 8 pt."""
+    longest = max((len(label) for label in labels), default=1)
+    return min(0.4, (0.2 + 0.062 * longest) / width_in)
+
+
 def _encode(fig: Figure, plot_id: str, caption: str) -> Plot:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI)
+    fig.savefig(buffer, format="png", dpi=DPI, pil_kwargs={"compress_level": 3})
     width, height = (int(round(v * DPI)) for v in fig.get_size_inches())
     return Plot(id=plot_id, caption=caption, width=width, height=height,
                 png=base64.b64encode(buffer.getvalue()).decode("ascii"))
@@ -54,7 +70,8 @@ def _configs_short(report: dict[str, Any]) -> list[str]:
 def plot_dimension_bars(report: dict[str, Any]) -> Plot:
     """Grouped bars: overall and D1-D4 per configuration, overall with its bootstrap CI."""
     configs = _configs_short(report)
-    fig = Figure(figsize=(max(6.0, 1.0 * len(configs) + 2), 4.2), layout="constrained")
+    fig = Figure(figsize=(max(6.0, 1.0 * len(configs) + 2), 4.2))
+    fig.subplots_adjust(left=0.07, right=0.99, top=0.97, bottom=_label_room(configs, 4.2))
     ax = fig.add_subplot()
     x = np.arange(len(configs))
     width = 0.8 / len(METRICS)
@@ -86,7 +103,10 @@ def _ci_errors(report: dict[str, Any], configs: list[str], metric: str) -> np.nd
 def plot_level_shares(report: dict[str, Any]) -> Plot:
     """Per dimension: each configuration's claims split by score level (and errors)."""
     configs = _configs_short(report)
-    fig = Figure(figsize=(11, 1.2 + 0.28 * len(configs) * 2), layout="constrained")
+    height = 1.6 + 0.5 * len(configs)
+    fig = Figure(figsize=(11, height))
+    fig.subplots_adjust(left=_name_room(configs, 11), right=0.99, top=1 - 0.4 / height,
+                        bottom=1.1 / height, wspace=0.08)
     axes = fig.subplots(1, len(DIMENSIONS), sharey=True)
     keys = (*LEVEL_KEYS, "error")
     for ax, dim in zip(np.atleast_1d(axes), DIMENSIONS, strict=True):
@@ -100,9 +120,10 @@ def plot_level_shares(report: dict[str, Any]) -> Plot:
             left += shares[:, j]
         ax.set_title(dim)
         ax.set_xlim(0, 1)
+        ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
         ax.tick_params(labelsize=8)
         ax.invert_yaxis() if ax is np.atleast_1d(axes)[0] else None
-    fig.legend(*np.atleast_1d(axes)[0].get_legend_handles_labels(), loc="outside lower center",
+    fig.legend(*np.atleast_1d(axes)[0].get_legend_handles_labels(), loc="lower center",
                ncols=len(keys), fontsize=8, title="claim score")
     return _encode(fig, "plot-levels", "Distribution of claim scores per dimension and "
                    "configuration (share of claims at each level; grey: failed judgements).")
@@ -111,7 +132,8 @@ def plot_level_shares(report: dict[str, Any]) -> Plot:
 def plot_run_distribution(report: dict[str, Any]) -> Plot:
     """Box plot of run-level overall scores per configuration, every run as a dot."""
     configs = _configs_short(report)
-    fig = Figure(figsize=(max(6.0, 0.8 * len(configs) + 2), 4), layout="constrained")
+    fig = Figure(figsize=(max(6.0, 0.8 * len(configs) + 2), 4))
+    fig.subplots_adjust(left=0.08, right=0.99, top=0.97, bottom=_label_room(configs, 4))
     ax = fig.add_subplot()
     data = [[r["overall"] for r in report["runs"][c].values() if r["overall"] is not None]
             for c in configs]
