@@ -57,6 +57,7 @@ _NUMBER = re.compile(
 _POWER = re.compile(r"(?<![\w.])10\s*(?:\^|\*\*)\s*\{?\s*\(?([-+−]?\d+)\)?\s*\}?")
 _REFERENCE = re.compile(r"(?:eq|eqs|equation|section|sec|table|figure|fig|appendix|algorithm|"
                         r"alg|step|lemma|theorem)\.?\s*\(?$", re.IGNORECASE)
+_FRACTION = re.compile(r"\\[td]?frac\s*\{\s*(\d+(?:\.\d+)?)\s*\}\s*\{\s*(\d+(?:\.\d+)?)\s*\}")
 _STEP_SPLIT = re.compile(r"\s*(?:->|→|=>|⇒|;|\bthen\b)\s*")
 _TRIVIAL = {0.0, 1.0}
 
@@ -146,7 +147,8 @@ def _value(mantissa: str, exponent: str | None) -> float:
 def number_groups(text: str, *, skip_references: bool = False) -> list[frozenset[float]]:
     """Numeric values in text, each as the set of its accepted forms.
 
-    `5e-4`, `5 \\times 10^{-4}` and `10^{-3}` are read as values; `20%` accepts 20 or 0.2.
+    `5e-4`, `5 \\times 10^{-4}`, `10^{-3}` and `\\frac{1}{2}` are read as values; `20%` accepts
+    20 or 0.2.
 
     Args:
         text: a claim or a line of code.
@@ -161,6 +163,9 @@ def number_groups(text: str, *, skip_references: bool = False) -> list[frozenset
         found.append(frozenset({value, percent}))
     for match in _POWER.finditer(text):
         found.append(frozenset({round_value(10.0 ** int(match.group(1).replace("−", "-")))}))
+    for match in _FRACTION.finditer(text):
+        if float(match.group(2)):
+            found.append(frozenset({round_value(float(match.group(1)) / float(match.group(2)))}))
     return found
 
 

@@ -46,6 +46,7 @@ def test_numbers_normalise_across_notations() -> None:
     assert 0.0005 in extract_numbers(r"$5 \times 10^{-4}$")
     assert 0.001 in extract_numbers(r"$\eta_{\min} = 10^{-3}$")
     assert extract_numbers("rate 0.1.") == {0.1}  # a sentence-final period is not a decimal
+    assert 0.5 in extract_numbers(r"$\frac{1}{2}(\eta_0 - \eta_{\min})$")
 
 
 def test_percentages_accept_either_form_and_references_are_skipped() -> None:
