@@ -26,21 +26,24 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from sabench.benchmark.dataset import DatasetError
     from sabench.benchmark.demo_run import DemoError
     from sabench.benchmark.scoring import JudgeSpecError, RunsRootError
+    from sabench.sandbox.types import SandboxError
     from sabench.verifiers.judge import RepositoryError
     from sabench.verifiers.types import ResultFileError
 
     return (UsageError, DatasetError, ResultFileError, RepositoryError, FileNotFoundError,
-            NotADirectoryError, ModelConfigError, JudgeSpecError, RunsRootError, DemoError)
+            NotADirectoryError, ModelConfigError, JudgeSpecError, RunsRootError, DemoError,
+            SandboxError)
 
 
 def _register_all() -> None:
     """Each area adds its commands here, one line per module (keeps this file conflict-free)."""
-    from sabench.benchmark import cli_data, cli_demo, cli_report, cli_score
+    from sabench.benchmark import cli_data, cli_demo, cli_report, cli_sandbox, cli_score
 
     cli_data.register(app)
     cli_report.register(app)
     cli_score.register(app)
     cli_demo.register(app)
+    cli_sandbox.register(app)
 
 
 def main() -> None:

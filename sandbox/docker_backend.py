@@ -53,6 +53,8 @@ WRAPPER = (
 )
 #: Exit codes of `timeout` when it had to stop the command (TERM worked / KILL was needed).
 TIMEOUT_CODES = (124, 137)
+#: The exit code every backend reports for a timed-out command (GNU timeout's convention).
+TIMEOUT_EXIT = 124
 SWEEP = ["/bin/sh", "-c", "kill -9 -1 2>/dev/null; true"]
 #: The container's init: survives the sweep (a namespace's init ignores kills from inside) and
 #: reaps orphans, because dash's `wait` collects any child, not just its own jobs.
@@ -130,13 +132,19 @@ class DockerSandbox:
     def _start(self) -> Any:
         import docker.errors
 
+        container = None
         try:
-            return self.client.containers.run(self.image, KEEPER, **self._options())
+            # create + start, never `run`: run would try to pull a missing image from a registry
+            container = self.client.containers.create(self.image, KEEPER, **self._options())
+            container.start()
+            return container
         except docker.errors.ImageNotFound as exc:
             raise BackendUnavailable(
                 f"docker image {self.image} not found: run `sabench sandbox build --offline`"
             ) from exc
         except docker.errors.APIError as exc:
+            if container is not None:
+                self.container = container  # close() removes it
             raise BackendUnavailable(f"docker could not start a sandbox: {exc}") from exc
 
     def _options(self) -> dict[str, Any]:
@@ -150,7 +158,7 @@ class DockerSandbox:
             volumes[str(Path(mount.source).resolve())] = {
                 "bind": mount.target, "mode": "ro" if mount.read_only else "rw"}
         return {
-            "detach": True, "user": f"{SANDBOX_UID}:{SANDBOX_GID}",
+"user": f"{SANDBOX_UID}:{SANDBOX_GID}",
             "network_mode": "bridge" if self.spec.network else "none",
             "mem_limit": memory, "memswap_limit": memory, "mem_swappiness": 0,
             "nano_cpus": int(limits.cpus * 1e9), "pids_limit": limits.pids,
@@ -202,6 +210,7 @@ class DockerSandbox:
         code = self._exit_code(exec_id)
         duration = time.monotonic() - started
         timed_out = host_killed or (code in TIMEOUT_CODES and duration >= limit)
+        code = TIMEOUT_EXIT if timed_out else code
         if timed_out:
             self._sweep()  # children that left the process group (setsid) die here
         return ExecResult(

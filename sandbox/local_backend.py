@@ -61,6 +61,8 @@ GROUP = f"root:x:0:\nnogroup:x:65534:\nsandbox:x:{SANDBOX_GID}:\n"
 HOSTS = "127.0.0.1 localhost sandbox\n::1 localhost\n"
 #: Extra wait after a timeout kill before the sandbox is declared broken.
 KILL_GRACE = 5.0
+#: The exit code reported for a timed-out command, as by GNU timeout and the docker backend.
+TIMEOUT_EXIT = 124
 UNSAFE_WARNING = ("WARNING: sabench sandbox runs UNISOLATED (bubblewrap missing, allow_unsafe "
                   "set): generated code has full access to this machine and its network")
 
@@ -222,9 +224,10 @@ class LocalSandbox:
             self._kill(proc)
             with self._lock:
                 self._running.discard(proc)
-        code = proc.returncode if proc.returncode is not None else -9
+        code = TIMEOUT_EXIT if timed_out else _shell_code(
+            proc.returncode if proc.returncode is not None else -9)
         return ExecResult(
-            command=display(cmd), exit_code=_shell_code(code), stdout=capture.text(1),
+            command=display(cmd), exit_code=code, stdout=capture.text(1),
             stderr=capture.text(2), timed_out=timed_out,
             oom_killed=(not timed_out and self.cgroups is not None
                         and self.cgroups.new_oom_kill()),

@@ -7,8 +7,10 @@ from sabench.sandbox.images.offline import (
     build_dockerfile,
     build_offline,
     dockerfile_tag,
+    image_present,
     resolve_image,
 )
 
 __all__ = ["DOCKERFILE", "BuildReport", "Recipe", "build_dockerfile", "build_offline",
-           "dockerfile_tag", "resolve_image"]
+           "dockerfile_tag", "image_present",
+           "resolve_image"]

@@ -83,6 +83,11 @@ def _client() -> Any:
     return docker_client()
 
 
+def image_present(tag: str) -> bool:
+    """Whether the docker engine holds image `tag` (BackendUnavailable without an engine)."""
+    return _present(_client(), tag)
+
+
 def _present(client: Any, tag: str) -> bool:
     import docker.errors
 
