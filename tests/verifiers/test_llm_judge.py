@@ -248,3 +248,25 @@ def test_real_model_judges_a_small_repository(tmp_path: Path) -> None:
     judge = LLMJudge(model, evidence=lambda root: file_evidence(root))
     score = judge.score(make_spec(1, 1), repo)
     assert score.errors == 0 and recorder.totals().dollars > 0
+
+
+def test_default_evidence_comes_from_the_repository_index(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    (repo / "README.md").write_text("# Notes\nWe train with AdamW.\n", encoding="utf-8")
+    model = ScriptedChatModel(replies=[answer_all(1.0)])
+    judge = LLMJudge(model, concurrency=1, sleep=lambda _: None)
+    score = judge.score(make_spec(1), repo)
+    request = str(model.received[0][-1].content)
+    assert "train.py:" in request and "LEARNING_RATE = 3e-4" in request
+    assert score.verdicts()[0][1].score == 1.0
+
+
+def test_claim_with_nothing_retrievable_costs_no_call(tmp_path: Path) -> None:
+    repo = tmp_path / "empty-ish"
+    repo.mkdir()
+    (repo / "notes.txt").write_text("unrelated words only\n", encoding="utf-8")
+    model = ScriptedChatModel(replies=[])
+    spec = PaperSpec(paper_id="p", claims=(Claim(id="p-D1-001", dimension=Dimension.D1,
+                                                 text="Dropout probability is 0.37."),))
+    score = LLMJudge(model, sleep=lambda _: None).score(spec, repo)
+    assert model.received == [] and score.verdicts()[0][1].score == 0.0
