@@ -21,9 +21,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from functools import cached_property
 from pathlib import Path
 from statistics import fmean, median
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -50,6 +51,13 @@ class ConfigInfo(BaseModel):
     model: str
 
 
+class ClaimRow(NamedTuple):
+    config: str
+    dimension: str
+    score: float | None  # None: the judgement failed
+    category: str | None
+
+
 @dataclass(frozen=True)
 class ScoreSet:
     """All result files of a SCORES_DIR: config -> paper_id -> score."""
@@ -68,6 +76,12 @@ class ScoreSet:
         for config, score in self.iter_runs():
             for dim, verdict in score.verdicts():
                 yield config, str(dim), verdict
+
+    @cached_property
+    def claims(self) -> list[ClaimRow]:
+        """Every claim as a flat row, built once: the rates and counts all scan this list."""
+        return [ClaimRow(config, dim, v.score, v.failure_category and str(v.failure_category))
+                for config, dim, v in self.iter_verdicts()]
 
 
 # ---------------------------------------------------------------- loading
@@ -204,15 +218,9 @@ def marginals(configs: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[st
 
 def _claim_scores(scores: ScoreSet, dimension: str | None = None) -> tuple[list[float], int]:
     """Judged claim scores (optionally of one dimension) and the number of failed judgements."""
-    judged, errors = [], 0
-    for _, dim, verdict in scores.iter_verdicts():
-        if dimension is not None and dim != dimension:
-            continue
-        if verdict.score is None:
-            errors += 1
-        else:
-            judged.append(verdict.score)
-    return judged, errors
+    rows = [r.score for r in scores.claims if dimension is None or r.dimension == dimension]
+    judged = [score for score in rows if score is not None]
+    return judged, len(rows) - len(judged)
 
 
 def _rate(claims: list[float], test: Callable[[float], bool]) -> float | None:
@@ -323,9 +331,10 @@ def score_distribution(scores: ScoreSet) -> dict[str, dict[str, dict[str, int]]]
     counts: dict[str, dict[str, Counter[str]]] = {
         c: {d: Counter() for d in DIMENSIONS} for c in scores.configs
     }
-    for config, dim, verdict in scores.iter_verdicts():
-        key = "error" if verdict.score is None else f"{verdict.score:g}"
-        counts[config].setdefault(dim, Counter())[key] += 1
+    keys = {level: key for level, key in zip(SCORE_LEVELS, LEVEL_KEYS, strict=True)}
+    for row in scores.claims:
+        key = "error" if row.score is None else keys[row.score]
+        counts[row.config].setdefault(row.dimension, Counter())[key] += 1
     return {c: {d: {k: counter[k] for k in (*LEVEL_KEYS, "error")} for d, counter in dims.items()}
             for c, dims in counts.items()}
 
@@ -385,10 +394,10 @@ class Section:
 def failure_categories(scores: ScoreSet) -> dict[str, Any] | None:
     """Distribution of verdicts' failure_category per configuration and dimension, if any."""
     counts: dict[str, dict[str, Counter[str]]] = {}
-    for config, dim, verdict in scores.iter_verdicts():
-        if verdict.failure_category is not None:
-            cell = counts.setdefault(config, {}).setdefault(dim, Counter())
-            cell[str(verdict.failure_category)] += 1
+    for row in scores.claims:
+        if row.category is not None:
+            cell = counts.setdefault(row.config, {}).setdefault(row.dimension, Counter())
+            cell[row.category] += 1
     if not counts:
         return None
     return {c: {d: dict(sorted(counter.items())) for d, counter in sorted(dims.items())}
