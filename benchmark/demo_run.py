@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sabench.benchmark.dataset import load_paper
-from sabench.benchmark.scoring import CONFIGS_FILE, score_repo, write_configs, write_score
+from sabench.benchmark.scoring import (
+    CONFIGS_FILE,
+    make_judge,
+    score_repo,
+    write_configs,
+    write_score,
+)
 from sabench.verifiers.judge import Judge
 from sabench.verifiers.keyword import KeywordJudge
 from sabench.verifiers.spec import PaperSpec
@@ -66,10 +72,8 @@ def demo_repository(repository: str) -> Path:
 
 
 def offline_judge() -> Judge:
-    """The calibrated offline judge, imported lazily (it may not be part of this build)."""
-    from sabench.verifiers.offline import OfflineJudge
-
-    return OfflineJudge()
+    """The calibrated offline judge; `make_judge` imports it lazily (it may not be built yet)."""
+    return make_judge("offline")
 
 
 def score_all(judge: Judge, spec: PaperSpec) -> dict[str, PaperScore]:

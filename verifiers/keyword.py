@@ -3,11 +3,12 @@
 The simplest scorer that still says something: for each claim it extracts the numbers and the
 salient words, and looks for them in the repository's code and config files (comments, docstrings,
 docs and tests are not implementation, so they are not searched). A number counts fully when it
-sits on a line that also names one of the claim's terms (`label_smoothing: float = 0.1`), half when
-it only appears somewhere. For ordering claims (D4) written as steps (`a -> b -> c`), each step is
-located on a code line and the steps must appear in that order within a file. Coverage maps to the
-5-level scale. It knows nothing about semantics: a changed formula that keeps its names and
-constants goes unnoticed, which is why the calibrated offline judge is preferred when present.
+sits on a line that also names one of the claim's terms (`label_smoothing: float = 0.1`), partly
+when it only appears somewhere. For ordering claims (D4) written as steps (`a -> b -> c`), each
+step is located on a code line and the steps must appear in that order within a file. Coverage
+maps to the 5-level scale. It knows nothing about semantics: a changed formula that keeps its
+names and constants goes unnoticed, which is why the calibrated offline judge is preferred when
+present.
 """
 
 from __future__ import annotations
@@ -209,7 +210,10 @@ class RepositoryText:
         lines: list[CodeLine] = []
         for path, kind in _source_files(repo):
             rel = path.relative_to(repo).as_posix()
-            text = path.read_bytes().decode("utf-8", errors="replace")
+            try:
+                text = path.read_bytes().decode("utf-8", errors="replace")
+            except OSError:  # unreadable (permissions, vanished): not evidence either way
+                continue
             for number, code, declared in _implementation_lines(text, path.suffix):
                 lines.append(CodeLine(rel, number, code, kind, frozenset(code_terms(code)),
                                       frozenset(extract_numbers(code)), declared))
