@@ -111,7 +111,42 @@ def _report(summary: ScoreRunsSummary, out: Path, as_json: bool) -> None:
                   f"{usage['calls']} model calls, ${usage['dollars']:.4f} -> {out}")
 
 
+def taxonomy_command(
+    scores_dir: Annotated[Path, typer.Argument(
+        help="Official result files: <config>/<paper_id>.json (e.g. the release's).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print everything as JSON.")] = False,
+) -> None:
+    """Failure taxonomy of a judge's reasoning texts, compared with the published figures."""
+    from sabench.verifiers.taxonomy import MODE_NAMES, release_comparison
+
+    if not scores_dir.is_dir():
+        raise FileNotFoundError(f"{scores_dir}: not a folder of result files")
+    result = release_comparison(scores_dir)
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=1) + "\n")
+        return
+    out = Console()
+    table = Table(title=f"Zero-scored claims ({result['zero']['n']:,}) by category")
+    for column in ("category", "ours", "published"):
+        table.add_column(column)
+    published = result["published_zero"]
+    for category, share in result["zero"]["categories"].items():
+        theirs = published.get(category)
+        table.add_row(category, f"{share:.1%}", "" if theirs is None else f"{theirs:.1%}")
+    out.print(table)
+    modes = Table(title=f"Low verdicts ({result['low']['n']:,}) by rule mode")
+    for column in ("mode", "name", "ours", "failure-patterns.md"):
+        modes.add_column(column)
+    for mode, share in result["low"]["modes"].items():
+        theirs = result["failure_patterns_low"].get(mode)
+        modes.add_row(mode, MODE_NAMES[mode], f"{share:.1%}",
+                      "" if theirs is None else f"{theirs:.1%}")
+    out.print(modes)
+    out.print(result["explanation"], soft_wrap=True, highlight=False)
+
+
 def register(app: typer.Typer) -> None:
-    """Add `score` and `score-runs` to the CLI."""
+    """Add `score`, `score-runs` and `taxonomy` to the CLI."""
     app.command("score")(score)
     app.command("score-runs")(score_runs_command)
+    app.command("taxonomy")(taxonomy_command)

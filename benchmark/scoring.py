@@ -1,6 +1,7 @@
 """Scoring repositories: pick a judge from its spec string, score one repository or a runs root.
 
-Judge specs: `offline` (deterministic, $0), `llm:<model spec>` and `hybrid:<model spec>`, where
+Judge specs: `offline` (deterministic, $0; `keyword` is the simpler baseline scorer),
+`llm:<model spec>` and `hybrid:<model spec>`, where
 the model spec is one of `sabench.agent.models` (`anthropic:...`, `openai:...`,
 `openai-compatible:...`). A runs root is what `unpack.sh DEST` produces: `runs/index.json` and
 `runs/<config>/<paper_id>/repo/`; scores go to `SCORES_DIR/<config>/<paper_id>.json` with
@@ -87,6 +88,14 @@ def _offline_kind(request: JudgeRequest) -> Judge:
     return _offline_judge(**request.options)
 
 
+def _keyword_kind(request: JudgeRequest) -> Judge:
+    if request.model_spec:
+        raise JudgeSpecError(f"judge {request.spec!r}: the keyword judge takes no model")
+    from sabench.verifiers.keyword import KeywordJudge
+
+    return KeywordJudge(**request.options)
+
+
 def _llm_kind(request: JudgeRequest) -> Judge:
     return _llm_judge(request.require_model(), request.base_url, request.recorder,
                       **request.options)
@@ -125,6 +134,7 @@ JudgeFactory = Callable[[JudgeRequest], Judge]
 # Judge kinds by name: a new kind of judge is one factory and one line here.
 JUDGE_KINDS: dict[str, JudgeFactory] = {
     "offline": _offline_kind,
+    "keyword": _keyword_kind,
     "llm": _llm_kind,
     "hybrid": _hybrid_kind,
 }

@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage
 from typer.testing import CliRunner
 
 from sabench.agent.models import ModelConfigError
-from sabench.benchmark import cli
+from sabench.benchmark import cli, scoring
 from sabench.benchmark.report import load_scores
 from sabench.benchmark.scoring import (
     JUDGE_KINDS,
@@ -274,3 +274,34 @@ def test_release_configuration_scores_with_real_papers(sabench_data: Path,
         assert ({v.id for _, v in PaperScore.load(path).verdicts()}
                 == {v.id for _, v in theirs.verdicts()})
     assert load_scores(out).configs["gpt4o_basic"].model == "gpt-4o"
+
+
+def test_keyword_judge_kind_scores_without_a_model(tmp_path: Path) -> None:
+    papers, root = make_papers(tmp_path), make_runs_root(tmp_path)
+    judge = make_judge("keyword")
+    score = scoring.score_repo(scoring.paper_spec(papers, "toy"),
+                               root / "runs" / "alpha_basic" / "toy" / "repo", judge)
+    assert score.errors == 0 and score.model == judge.name
+    with pytest.raises(JudgeSpecError, match="takes no model"):
+        make_judge("keyword:x")
+
+
+def test_low_verdicts_get_categories_the_report_counts(tmp_path: Path) -> None:
+    from sabench.benchmark.report import failure_categories
+
+    papers, root, out = make_papers(tmp_path), make_runs_root(tmp_path), tmp_path / "scores"
+    score_runs(root, papers, "scripted", out)
+    score = PaperScore.load(out / "alpha_basic" / "toy.json")
+    low = [v for _, v in score.verdicts() if v.score <= 0.25]
+    assert low and all(v.failure_category is not None for v in low)
+    counts = failure_categories(load_scores(out))
+    assert sum(counts["alpha_basic"]["D2"].values()) == len(low)
+
+
+@pytest.mark.dataset
+def test_cli_taxonomy_on_the_release(official_scores_dir: Path) -> None:
+    cli._register_all()
+    result = CliRunner().invoke(cli.app, ["taxonomy", str(official_scores_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["zero"]["n"] == 7034 and data["published_zero"]["implementation_mismatch"] == 0.408
