@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sabench.verifiers.judge import Judge, RepositoryError
 from sabench.verifiers.keyword import (
@@ -14,6 +16,7 @@ from sabench.verifiers.keyword import (
     code_terms,
     extract_numbers,
     level,
+    round_value,
     term_key,
 )
 from sabench.verifiers.spec import Claim, Dimension, PaperSpec
@@ -149,3 +152,10 @@ def test_a_missing_repository_is_a_one_line_error(tmp_path: Path, make) -> None:
     with pytest.raises(RepositoryError) as info:
         KeywordJudge().score(spec_of((Dimension.D1, "Batch size 256.")), make(tmp_path))
     assert "\n" not in str(info.value)
+
+
+@given(st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False))
+def test_any_value_reads_back_from_scientific_and_plain_notation(value: float) -> None:
+    written = float(f"{value:.3e}")
+    assert round_value(written) in extract_numbers(f"x = {value:.3e}")
+    assert round_value(written) in extract_numbers(f"x = {written:.10f}".rstrip("0"))
