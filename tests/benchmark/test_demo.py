@@ -90,6 +90,22 @@ def test_the_reproductions_run_and_print_a_metric(tmp_path: Path, repository: st
     assert float(found.group(1)) > 0.3  # ten classes: chance is 0.1
 
 
+def test_the_faithful_reproduction_reproduces_the_papers_table(tmp_path: Path) -> None:
+    """Table 2 of the example paper states what the faithful code computes (full protocol)."""
+    repo = shutil.copytree(REPOS / "faithful", tmp_path / "faithful")
+    done = subprocess.run([sys.executable, "run.py"], cwd=repo, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    measured = {m[0]: (float(m[1]), float(m[2])) for m in re.findall(
+        r"^(\w+)\s+test_accuracy=(\d\.\d+)±\d\.\d+ macro_f1=(\d\.\d+)", done.stdout, re.M)}
+    rows = {"knn": r"\| \$k\$-NN", "softmax": r"\| Softmax regression", "smoothlr": r"\| SmoothLR"}
+    for method, start in rows.items():
+        line = re.search(rf"^{start}.*$", demo_paper().markdown, re.M)
+        assert line, f"no Table 2 row for {method}"
+        stated = [float(v) for v in re.findall(r"(\d\.\d{3}) ±", line.group(0))]
+        assert stated == pytest.approx(measured[method], abs=0.01), line.group(0)
+
+
 def test_sabench_demo_writes_scores_and_report(tmp_path: Path) -> None:
     done = sabench("demo", "--out", "tmp", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
