@@ -70,8 +70,10 @@ def _configs_short(report: dict[str, Any]) -> list[str]:
 def plot_dimension_bars(report: dict[str, Any]) -> Plot:
     """Grouped bars: overall and D1-D4 per configuration, overall with its bootstrap CI."""
     configs = _configs_short(report)
-    fig = Figure(figsize=(max(6.0, 1.0 * len(configs) + 2), 4.2))
-    fig.subplots_adjust(left=0.07, right=0.99, top=0.97, bottom=_label_room(configs, 4.2))
+    width = max(6.0, 1.0 * len(configs) + 2)
+    fig = Figure(figsize=(width, 4.4))
+    fig.subplots_adjust(left=0.65 / width, right=1 - 0.1 / width, top=1 - 0.45 / 4.4,
+                        bottom=_label_room(configs, 4.4))
     ax = fig.add_subplot()
     x = np.arange(len(configs))
     width = 0.8 / len(METRICS)
@@ -84,7 +86,8 @@ def plot_dimension_bars(report: dict[str, Any]) -> Plot:
     ax.set_xticks(x, configs, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("mean score over papers")
     ax.set_ylim(0, 1)
-    ax.legend(ncols=len(METRICS), fontsize=8, loc="upper right")
+    ax.legend(ncols=len(METRICS), fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              frameon=False)
     ax.grid(axis="y", alpha=0.3)
     return _encode(fig, "plot-dimensions", "Overall and per-dimension score per configuration "
                    "(bars: mean over papers; whiskers on overall: 95% bootstrap interval).")
@@ -132,8 +135,10 @@ def plot_level_shares(report: dict[str, Any]) -> Plot:
 def plot_run_distribution(report: dict[str, Any]) -> Plot:
     """Box plot of run-level overall scores per configuration, every run as a dot."""
     configs = _configs_short(report)
-    fig = Figure(figsize=(max(6.0, 0.8 * len(configs) + 2), 4))
-    fig.subplots_adjust(left=0.08, right=0.99, top=0.97, bottom=_label_room(configs, 4))
+    width = max(6.0, 0.8 * len(configs) + 2)
+    fig = Figure(figsize=(width, 4))
+    fig.subplots_adjust(left=0.65 / width, right=1 - 0.1 / width, top=0.97,
+                        bottom=_label_room(configs, 4))
     ax = fig.add_subplot()
     data = [[r["overall"] for r in report["runs"][c].values() if r["overall"] is not None]
             for c in configs]
