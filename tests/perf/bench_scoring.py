@@ -1,0 +1,87 @@
+"""Time and memory of `sabench score-runs` on the 240 development runs, and of the taxonomy
+reading of the release. Prints JSON.
+
+Target (issue 3): the 240 development runs in at most 60 s on 2 cores, peak memory under 1 GB.
+The runs are unpacked with the release's own unpack.sh into a temporary folder; score-runs then
+runs as a fresh process with `--jobs 2`, as a user runs it. A second, resumed pass measures the
+cost of skipping runs that are already scored. Usage: python tests/perf/bench_scoring.py
+[--judge offline|keyword] [--jobs N].
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(os.environ.get("SABENCH_DATA_DIR") or REPO_ROOT.parent / "shared" / "sabench")
+TARGET_S, TARGET_MB = 60.0, 1024.0
+
+
+def timed(command: list[str]) -> dict[str, float]:
+    """Wall and CPU seconds and the largest resident set of any process of the command."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):  # 1 = some runs failed, reported in the summary
+        raise SystemExit(f"{' '.join(command[:4])} failed ({code}): {err.strip()[-500:]}")
+    # ru_maxrss of wait4 covers the waited process and, through it, its reaped workers.
+    return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_mb": round(usage.ru_maxrss / 1024, 1), "stdout": out}
+
+
+def score_runs(dest: Path, judge: str, jobs: int) -> dict[str, object]:
+    code = "from sabench.benchmark.cli import main; main()"
+    command = [sys.executable, "-c", code, "score-runs", str(dest), "--papers",
+               str(DATA / "papers"), "--judge", judge, "--out", str(dest / "scores"),
+               "--jobs", str(jobs), "--json"]
+    first = timed(command)
+    summary = json.loads(first.pop("stdout"))
+    resumed = timed(command)
+    again = json.loads(resumed.pop("stdout"))
+    return {"first": {**first, "scored": summary["scored"], "failed": summary["failed"],
+                      "claim_errors": summary["claim_errors"]},
+            "resumed": {**resumed, "skipped": again["skipped"]},
+            "per_run_s": round(first["wall_s"] / max(summary["scored"], 1), 3)}
+
+
+def taxonomy_time() -> dict[str, float]:
+    from sabench.verifiers.taxonomy import release_comparison
+
+    start = time.perf_counter()
+    result = release_comparison(DATA / "official_scores")
+    return {"release_taxonomy_s": round(time.perf_counter() - start, 2),
+            "zero_scored": result["zero"]["n"], "low": result["low"]["n"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--judge", default="offline")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="sabench-bench-") as tmp:
+        dest = Path(tmp)
+        subprocess.run(["sh", str(DATA / "unpack.sh"), str(dest)], check=True,
+                       stdout=subprocess.DEVNULL)
+        runs = score_runs(dest, args.judge, args.jobs)
+    first = runs["first"]
+    print(json.dumps({
+        "judge": args.judge, "jobs": args.jobs, "cores": os.cpu_count(),
+        "score_runs": runs, **taxonomy_time(),
+        "target_s": TARGET_S, "target_mb": TARGET_MB,
+        "meets_time": first["wall_s"] <= TARGET_S, "meets_memory": first["peak_mb"] <= TARGET_MB,
+    }, indent=1))
+
+
+if __name__ == "__main__":
+    main()
