@@ -458,7 +458,26 @@ def _meta(scores: ScoreSet) -> dict[str, Any]:
             "n_runs": sum(len(p) for p in scores.runs.values()),
             "n_papers": len({s.paper_id for _, s in scores.iter_runs()}),
             "judges": dict(sorted(judges.items())), "metrics": list(METRICS),
-            "sections": [name for name in SECTIONS]}
+            "sections": [name for name in SECTIONS],
+            "recorded_score_mismatches": recorded_score_mismatches(scores)}
+
+
+def recorded_score_mismatches(scores: ScoreSet, tolerance: float = 5e-4) -> list[dict[str, Any]]:
+    """Runs whose recorded dimension score is not the mean of their judged claims.
+
+    The tables use the recorded scores (as the published tables did; official files round them
+    to 4 decimals, well within `tolerance`), so a hand-edited or truncated file shows up here.
+    """
+    found = []
+    for config, score in scores.iter_runs():
+        for dim, result in score.dimensions.items():
+            judged = [v.score for v in result.claims if v.score is not None]
+            recomputed = fmean(judged) if judged else None
+            if (recomputed is None) != (result.score is None) or (
+                    recomputed is not None and abs(recomputed - result.score) > tolerance):
+                found.append({"config": config, "paper_id": score.paper_id, "dimension": str(dim),
+                              "recorded": result.score, "from_claims": recomputed})
+    return found
 
 
 def make_report(scores_dir: Path, **options: Any) -> dict[str, Any]:
@@ -503,8 +522,11 @@ def _matrix_table(report: dict[str, Any]) -> Table:
 def _pivot_table(report: dict[str, Any]) -> Table:
     """Overall score with models as rows and scaffolds as columns, marginals at the edges."""
     model_marg, scaffold_marg = report["marginals"]["model"], report["marginals"]["scaffold"]
-    cell = {(r["model"], r["scaffold"]): r["overall"] for r in report["configs"].values()}
-    rows = [[model, *[fmt(cell.get((model, s))) for s in scaffold_marg],
+    cells: dict[tuple[str, str], list[float]] = {}
+    for row in report["configs"].values():
+        if row["overall"] is not None:  # several configs may share a pair: show their mean
+            cells.setdefault((row["model"], row["scaffold"]), []).append(row["overall"])
+    rows = [[model, *[fmt(_mean(cells.get((model, s), []))) for s in scaffold_marg],
              fmt(model_marg[model]["overall"])] for model in model_marg]
     rows.append(["scaffold mean", *[fmt(v["overall"]) for v in scaffold_marg.values()],
                  fmt(report["mean_row"]["overall"])])
@@ -581,6 +603,11 @@ def _errors_table(report: dict[str, Any]) -> Table:
     note = (f"{errors['claims']} claim judgements failed in {errors['runs_with_errors']} runs; "
             "they are excluded from every score, never counted as 0." if rows
             else "No judgement failed.")
+    mismatches = report["meta"]["recorded_score_mismatches"]
+    if mismatches:
+        note += (f" {len(mismatches)} recorded dimension scores differ from the mean of their "
+                 "claims (meta.recorded_score_mismatches in the JSON report); tables use the "
+                 "recorded scores.")
     return Table(id="errors", title="Failed judgements", rows=rows, note=note,
                  columns=["config", "paper", "claim errors", "run unscored", "first error"])
 

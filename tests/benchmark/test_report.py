@@ -169,6 +169,15 @@ def test_paired_comparison_uses_common_papers_only(tmp_path: Path) -> None:
     assert entry["metrics"]["D2"] is None
 
 
+def test_configs_sharing_model_and_scaffold_are_averaged_in_the_matrix(tmp_path: Path) -> None:
+    runs = {"s1": {"p": {"D1": [1.0]}}, "s2": {"p": {"D1": [0.5]}}, "o": {"p": {"D1": [0.0]}}}
+    configs = {"s1": ("S", "M"), "s2": ("S", "M"), "o": ("O", "M")}
+    report = make_report(write_scores_dir(tmp_path, configs, runs), resamples=100)
+    assert "| M | 0.750 | 0.000 | 0.500 |" in render(report, ReportFormat.MD)
+    assert report["marginals"]["scaffold"]["S"]["overall"] == pytest.approx(0.75)
+    assert report["marginals"]["model"]["M"]["overall"] == pytest.approx(0.5)
+
+
 def test_report_is_deterministic_and_seeded(two_dir: Path) -> None:
     scores = load_scores(two_dir)
     first = build_report(scores, seed=3, resamples=300)
@@ -256,6 +265,19 @@ def test_score_off_the_scale(two_dir: Path) -> None:
     path.write_text(json.dumps(data))
     with pytest.raises(ResultFileError, match=r"p1\.json: invalid result at dimensions\.D1"):
         load_scores(two_dir)
+
+
+def test_recorded_score_that_disagrees_with_its_claims_is_listed(two_dir: Path) -> None:
+    assert make_report(two_dir, resamples=100)["meta"]["recorded_score_mismatches"] == []
+    path = two_dir / "a_m" / "p3.json"
+    data = json.loads(path.read_text())
+    data["dimensions"]["D2"]["score"] = 0.5  # its one claim scored 0
+    path.write_text(json.dumps(data))
+    report = make_report(two_dir, resamples=100)
+    assert report["meta"]["recorded_score_mismatches"] == [
+        {"config": "a_m", "paper_id": "p3", "dimension": "D2", "recorded": 0.5,
+         "from_claims": 0.0}]
+    assert "1 recorded dimension scores differ" in render(report, ReportFormat.MD)
 
 
 def test_paper_id_must_match_file_name(two_dir: Path) -> None:

@@ -117,6 +117,7 @@ def test_release_has_no_failed_judgements_and_full_coverage(report: dict) -> Non
     assert report["meta"]["n_runs"] == 360
     assert report["headline"]["scored_claims"] == 18192
     assert report["meta"]["judges"] == {"deepseek-v4-pro": 120, "gpt-5.5": 240}
+    assert report["meta"]["recorded_score_mismatches"] == []
 
 
 def test_intervals_and_paired_comparisons_on_the_release(report: dict) -> None:
