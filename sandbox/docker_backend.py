@@ -226,17 +226,20 @@ class DockerSandbox:
                 if err:
                     capture.feed(2, err)
         except Exception:  # the stream dies with the container; _exit_code reports that
-            return
+            pass
+        finally:
+            capture.finish()
 
     def _wait(self, reader: threading.Thread, capture: OutputCapture, limit: float) -> bool:
         """Wait for the command; True when the host had to kill it (guard or flood)."""
         deadline = time.monotonic() + limit + KILL_AFTER + HOST_GRACE
-        while reader.is_alive():
-            if capture.flooded.wait(timeout=0.05):
+        while not capture.finished:
+            capture.wake.wait(max(deadline - time.monotonic(), 0))
+            if capture.flooded:
                 self._sweep()  # an output flood is stopped, not drained forever
                 reader.join(HOST_GRACE)
                 return False
-            if time.monotonic() > deadline:
+            if not capture.finished and time.monotonic() > deadline:
                 self._sweep()
                 reader.join(HOST_GRACE)
                 if reader.is_alive():

@@ -247,14 +247,19 @@ class LocalSandbox:
     def _wait(self, proc: subprocess.Popen[bytes], capture: OutputCapture, limit: float) -> bool:
         """Wait for the command; True when it ran out of time."""
         deadline = time.monotonic() + limit
-        while proc.poll() is None:
-            if capture.flooded.is_set():
+        while not capture.finished:
+            capture.wake.wait(max(deadline - time.monotonic(), 0))
+            if capture.flooded:
                 self._kill(proc)
                 return False
-            if time.monotonic() >= deadline:
+            if not capture.finished and time.monotonic() >= deadline:
                 self._kill(proc)
                 return True
-            capture.flooded.wait(min(0.02, max(deadline - time.monotonic(), 0.001)))
+        try:
+            proc.wait(max(deadline - time.monotonic(), 0.5))
+        except subprocess.TimeoutExpired:
+            self._kill(proc)
+            return True
         return False
 
     def _kill(self, proc: subprocess.Popen[bytes]) -> None:
@@ -317,6 +322,8 @@ def _drain(stream: IO[bytes] | None, which: int, capture: OutputCapture) -> None
     with stream:
         while chunk := stream.read1(65536):  # type: ignore[attr-defined]
             capture.feed(which, chunk)
+    if which == 1:
+        capture.finish()  # stdout closes when the sandbox's last process is gone
 
 
 def _feed(stream: IO[bytes] | None, data: bytes) -> None:

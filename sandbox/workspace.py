@@ -157,7 +157,10 @@ class OutputCapture:
         self.data = {1: bytearray(), 2: bytearray()}
         self.total = 0
         self.truncated = False
-        self.flooded = threading.Event()
+        self.flooded = False
+        self.finished = False
+        #: Set when the output ended or flooded: the waiting thread wakes at once, no polling.
+        self.wake = threading.Event()
 
     def feed(self, stream: int, chunk: bytes) -> None:
         self.total += len(chunk)
@@ -168,7 +171,13 @@ class OutputCapture:
         if room > 0:
             buffer.extend(chunk[:room])
         if self.total > self.flood:
-            self.flooded.set()
+            self.flooded = True
+            self.wake.set()
+
+    def finish(self) -> None:
+        """Called by the reader when the stream ended."""
+        self.finished = True
+        self.wake.set()
 
     def text(self, stream: int) -> str:
         return self.data[stream].decode("utf-8", errors="replace")
