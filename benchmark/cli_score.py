@@ -16,6 +16,7 @@ from sabench.agent.usage import UsageRecorder
 from sabench.benchmark.scoring import (
     RunOutcome,
     ScoreRunsSummary,
+    estimate,
     make_judge,
     paper_spec,
     score_repo,
@@ -43,11 +44,17 @@ def score(
     base_url: BaseUrlOption = None,
     out: Annotated[Path | None, typer.Option(
         "-o", "--out", help="Write the result JSON here (default: print it).")] = None,
+    estimate_only: Annotated[bool, typer.Option(
+        "--estimate", help="Print requests, tokens and dollars it would cost; call no model.")]
+    = False,
 ) -> None:
     """Score one repository against one paper's claims (official-compatible JSON)."""
     spec = paper_spec(papers, paper)
     recorder = UsageRecorder()
     chosen = make_judge(judge, base_url, recorder=recorder)
+    if estimate_only:
+        sys.stdout.write(json.dumps(estimate(spec, repo, chosen), indent=1) + "\n")
+        return
     result = score_repo(spec, repo, chosen, recorder)
     if out is None:
         sys.stdout.write(result.model_dump_json(indent=1, exclude_none=True) + "\n")

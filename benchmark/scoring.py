@@ -161,6 +161,32 @@ def score_repo(spec: PaperSpec, repo: Path, judge: Judge,
     return score
 
 
+def estimate(spec: PaperSpec, repo: Path, judge: Judge) -> dict[str, Any]:
+    """Requests, estimated tokens and dollars of scoring `repo` with `judge`, without calling
+    any model (the hybrid judge runs its offline pass to learn which claims it would send).
+
+    Dollars are None when the model is not in the price table; offline judges cost nothing.
+    """
+    from sabench.agent.usage import price_for
+    from sabench.verifiers.judge import check_repository
+    from sabench.verifiers.llm_judge import HybridJudge, LLMJudge
+
+    root = check_repository(repo)
+    llm = judge.llm if isinstance(judge, HybridJudge) else judge
+    if not isinstance(llm, LLMJudge):
+        return {"judge": judge.name, "requests": 0, "input_tokens": 0, "output_tokens": 0,
+                "dollars": 0.0}
+    claims = list(spec.claims)
+    if isinstance(judge, HybridJudge):
+        unsure = {v.id for _, v in judge.offline.score(spec, repo).verdicts() if judge.unsure(v)}
+        claims = [c for c in claims if c.id in unsure]
+    plan = llm.plan(spec, claims, llm.evidence(root))
+    price = price_for(llm.name.removeprefix("llm:"))
+    dollars = (None if price is None else
+               (plan.input_tokens * price.input + plan.output_tokens * price.output) / 1e6)
+    return {"judge": judge.name, **vars(plan), "dollars": dollars}
+
+
 def categorize(score: PaperScore) -> PaperScore:
     """Fill in the failure category of low verdicts that have none (taxonomy rules)."""
     try:

@@ -155,6 +155,20 @@ def render_evidence(item: Evidence, max_chars: int) -> str:
     return f"{item.ref} ({item.kind.value})\n{body}"
 
 
+_OUTPUT_TOKENS_PER_CLAIM = 120  # a verdict: id, score, 2-4 sentences, a few refs
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """Requests and estimated tokens of judging a set of claims (no model call made)."""
+
+    requests: int
+    claims_sent: int
+    claims_without_evidence: int
+    input_tokens: int
+    output_tokens: int
+
+
 @dataclass
 class _Attempts:
     """What happened to one batch: answers so far and the last problem per claim."""
@@ -230,6 +244,22 @@ class LLMJudge:
             for result in pool.map(lambda b: self._judge_batch(spec, b, evidence), batches):
                 verdicts.update(result)
         return verdicts
+
+    def plan(self, spec: PaperSpec, claims: Iterable[Claim],
+             provider: EvidenceProvider) -> JudgePlan:
+        """What judging `claims` would send, without calling the model (for cost estimates).
+
+        Token counts are estimated at four characters per token; retries are not included.
+        """
+        claims = list(claims)
+        evidence = {claim.id: provider(claim)[: self.evidence_per_claim] for claim in claims}
+        batches = self._batches([c for c in claims if evidence[c.id]])
+        chars = sum(len(str(m.content)) for batch in batches
+                    for m in self.messages(spec, batch, evidence))
+        return JudgePlan(requests=len(batches), claims_sent=sum(map(len, batches)),
+                         claims_without_evidence=len(claims) - sum(map(len, batches)),
+                         input_tokens=chars // 4,
+                         output_tokens=sum(map(len, batches)) * _OUTPUT_TOKENS_PER_CLAIM)
 
     def _batches(self, claims: list[Claim]) -> list[list[Claim]]:
         by_dim: dict[Dimension, list[Claim]] = {}

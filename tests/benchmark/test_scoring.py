@@ -305,3 +305,17 @@ def test_cli_taxonomy_on_the_release(official_scores_dir: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["zero"]["n"] == 7034 and data["published_zero"]["implementation_mismatch"] == 0.408
+
+
+def test_estimate_prices_llm_judges_and_not_offline_ones(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    papers, root = make_papers(tmp_path), make_runs_root(tmp_path)
+    spec = scoring.paper_spec(papers, "toy")
+    repo = root / "runs" / "alpha_basic" / "toy" / "repo"
+    assert scoring.estimate(spec, repo, make_judge("keyword"))["dollars"] == 0.0
+    unpriced = scoring.estimate(spec, repo, make_judge("scripted"))
+    assert unpriced["requests"] == 2 and unpriced["dollars"] is None
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    priced = scoring.estimate(spec, repo, make_judge("llm:openai:gpt-4o"))
+    expected = (priced["input_tokens"] * 2.5 + priced["output_tokens"] * 10.0) / 1e6
+    assert priced["dollars"] == pytest.approx(expected) and priced["dollars"] > 0

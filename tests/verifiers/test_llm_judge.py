@@ -270,3 +270,17 @@ def test_claim_with_nothing_retrievable_costs_no_call(tmp_path: Path) -> None:
                                                  text="Dropout probability is 0.37."),))
     score = LLMJudge(model, sleep=lambda _: None).score(spec, repo)
     assert model.received == [] and score.verdicts()[0][1].score == 0.0
+
+
+def test_plan_matches_what_scoring_sends(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    spec = make_spec(7, 3)
+    model = ScriptedChatModel(replies=[answer_all() for _ in range(3)])
+    judge = judge_for(model, repo, skip={"p-D1-004"}, batch_size=4)
+    plan = judge.plan(spec, spec.claims, file_evidence(repo, {"p-D1-004"}))
+    assert model.received == []  # planning calls no model
+    judge.score(spec, repo)
+    assert plan.requests == len(model.received) == 3
+    assert (plan.claims_sent, plan.claims_without_evidence) == (9, 1)
+    sent_chars = sum(len(str(m.content)) for messages in model.received for m in messages)
+    assert plan.input_tokens == sent_chars // 4
