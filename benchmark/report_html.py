@@ -159,7 +159,42 @@ def plot_run_distribution(report: dict[str, Any]) -> Plot:
                    "(one dot per paper; box: quartiles and median).")
 
 
+def plot_failure_categories(data: dict[str, Any]) -> Plot:
+    """Per dimension, pooled over configurations: share of claims in each failure category."""
+    pooled: dict[str, dict[str, int]] = {}
+    for dims in data.values():
+        for dim, cell in dims.items():
+            for category, count in cell.items():
+                pooled.setdefault(dim, {}).setdefault(category, 0)
+                pooled[dim][category] += count
+    dims = sorted(pooled)
+    categories = sorted({c for cell in pooled.values() for c in cell})
+    fig = Figure(figsize=(9, 1.6 + 0.45 * len(dims)))
+    fig.subplots_adjust(left=0.08, right=0.98, top=0.92, bottom=0.45 if len(dims) < 3 else 0.3)
+    ax = fig.add_subplot()
+    left = np.zeros(len(dims))
+    for i, category in enumerate(categories):
+        counts = np.array([pooled[d].get(category, 0) for d in dims], dtype=float)
+        shares = counts / np.array([sum(pooled[d].values()) for d in dims], dtype=float)
+        ax.barh(dims, shares, left=left, label=category, color=PALETTE[(i + 1) % len(PALETTE)])
+        left += shares
+    ax.set_xlim(0, 1)
+    ax.invert_yaxis()
+    ax.legend(ncols=min(4, len(categories)), fontsize=8, loc="upper center",
+              bbox_to_anchor=(0.5, -0.15 if len(dims) > 2 else -0.3), frameon=False)
+    return _encode(fig, "plot-failure-categories", "Failure categories per dimension (share of "
+                   "the claims that carry a category, all configurations pooled).")
+
+
 PLOTS = (plot_dimension_bars, plot_level_shares, plot_run_distribution)
+# Plots of optional report sections, keyed like report.SECTIONS: drawn when the section exists.
+SECTION_PLOTS = {"failure_categories": plot_failure_categories}
+
+
+def _plots(report: dict[str, Any]) -> list[Plot]:
+    plots = [make(report) for make in PLOTS]
+    plots += [make(report[name]) for name, make in SECTION_PLOTS.items() if name in report]
+    return plots
 
 
 def _slug(text: str) -> str:
@@ -178,5 +213,5 @@ def render_html(report: dict[str, Any], title: str = "SA-Bench report") -> str:
     """The report as one self-contained HTML page."""
     template = _environment().get_template("report.html.j2")
     return template.render(title=title, meta=report["meta"], errors=report["errors"],
-                           groups=report_tables(report), plots=[make(report) for make in PLOTS],
+                           groups=report_tables(report), plots=_plots(report),
                            error_columns=ERROR_COLUMNS)

@@ -205,7 +205,8 @@ def test_failure_categories_section_when_verdicts_carry_them(two_report: dict,
     assert section == {"a_m": {"D1": {"correct": 1, "missing": 1}, "D2": {"partial": 1}}}
     md = render(two_report, ReportFormat.MD)
     assert "| a_m | D1 | 1 | 1 | 0 |" in md
-    assert 'id="failure-categories"' in render(two_report, ReportFormat.HTML)
+    html = render(two_report, ReportFormat.HTML)
+    assert 'id="failure-categories"' in html and 'id="plot-failure-categories"' in html
     plain = make_report(write_scores_dir(tmp_path / "plain", {"c": ("S", "M")},
                                          {"c": {"p": {"D1": [1.0]}}}), resamples=100)
     assert "failure_categories" not in plain
