@@ -255,14 +255,15 @@ def kind_of_ref(ref: str) -> EvidenceKind:
 
 def classify_verdict(verdict: ClaimVerdict, dimension: Dimension | str | None = None,
                      evidence: Iterable[Evidence] | None = None,
-                     checks: Mapping[str, Any] | None = None) -> FailureCategory | None:
+                     checks: Mapping[str, Any] | Any | None = None) -> FailureCategory | None:
     """The failure category of one of our verdicts (None when it is not low or is an error).
 
     Args:
         verdict: the verdict; full marks give `correct`, 0.5 and 0.75 give None.
         dimension: the claim's dimension (D1 treats any contradiction as a value difference).
         evidence: the evidence the judge saw; without it, the kinds of `evidence_refs` are used.
-        checks: check outcomes by name (see `CHECK_KEYS`); a truthy outcome decides, and a
+        checks: check outcomes by name (see `CHECK_KEYS`; `check_outcomes` makes them from a
+            `ClaimCheck`, which may also be passed as is); a truthy outcome decides, and a
             `coverage` strictly between 0 and 1 means partial.
     """
     if verdict.score is None:
@@ -271,6 +272,8 @@ def classify_verdict(verdict: ClaimVerdict, dimension: Dimension | str | None = 
         return FailureCategory.CORRECT
     if verdict.score > LOW:
         return None
+    if checks is not None and not isinstance(checks, Mapping):
+        checks = check_outcomes(checks)
     from_checks = _from_checks(checks or {})
     if from_checks is not None:
         return from_checks
@@ -285,6 +288,30 @@ def classify_verdict(verdict: ClaimVerdict, dimension: Dimension | str | None = 
     if reading is not None and reading.category is not None:
         return reading.category
     return FailureCategory.MISSING if verdict.score == 0 or not kinds else FailureCategory.PARTIAL
+
+
+def check_outcomes(check: Any) -> dict[str, Any]:
+    """The taxonomy's reading of a `verifiers.checks.ClaimCheck` (read by attribute).
+
+    Args:
+        check: the per-claim check outcome of the offline checks.
+
+    Returns:
+        Outcomes keyed as `CHECK_KEYS` expects, plus `coverage` (terms on executable lines).
+    """
+    numbers, in_code = list(check.numbers), list(check.numbers_in_code)
+    found, phases = list(check.phases_found), int(check.phases)
+    order = check.phase_order
+    return {
+        "stub": bool(check.stub_detected),
+        "external": bool(check.external) and check.term_coverage < 0.3 and not in_code,
+        "value_mismatch": bool(check.value_mismatches) and len(in_code) < len(numbers),
+        "order_mismatch": order is not None and len(found) >= 2 and order < 1.0,
+        "docs_only": bool(check.docs_tests_only),
+        "partial": (0 < len(in_code) < len(numbers)) or (0 < len(found) < phases),
+        "missing": check.any_coverage < 0.2 and not in_code,
+        "coverage": float(check.term_coverage),
+    }
 
 
 def _from_checks(checks: Mapping[str, Any]) -> FailureCategory | None:

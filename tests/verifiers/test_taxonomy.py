@@ -134,3 +134,30 @@ def test_release_comparison(official_scores_dir: Path) -> None:
     items = {(d["against"], d["item"]) for d in result["differences"]}
     assert {("published_zero", str(c)) for c in PUBLISHED_ZERO} <= items
     assert f"{zero['n']:,}" in result["explanation"] and "40.8%" in result["explanation"]
+
+
+def test_real_check_outcomes_decide_the_category(tmp_path: Path) -> None:
+    from sabench.verifiers.checks import check_claim
+    from sabench.verifiers.index import RepoIndex
+    from sabench.verifiers.spec import Claim
+
+    (tmp_path / "train.py").write_text(
+        "def compute_kl_penalty(logits, ref_logits, beta):\n"
+        "    \"\"\"KL penalty between policy and reference.\"\"\"\n"
+        "    raise NotImplementedError\n", encoding="utf-8")
+    (tmp_path / "README.md").write_text(
+        "The contrastive temperature tau is 0.07 and the momentum m is 0.999.\n",
+        encoding="utf-8")
+    index = RepoIndex.build(tmp_path)
+    cases = {
+        ("D2", "The KL penalty between policy logits and reference logits is scaled by beta."):
+            FailureCategory.STUB,
+        ("D1", "The contrastive temperature tau is 0.07 and momentum m is 0.999."):
+            FailureCategory.DOCS_ONLY,
+        ("D3", "We evaluate on ImageNet with top-1 accuracy against the SimCLR baseline."):
+            FailureCategory.MISSING,
+    }
+    for i, ((dim, text), expected) in enumerate(cases.items()):
+        check = check_claim(index, Claim(id=f"c{i}", dimension=dim, text=text))
+        verdict = low(0.0, "There is no implementation of the claim.")
+        assert classify_verdict(verdict, dim, checks=check) == expected, text
