@@ -10,7 +10,10 @@ from typing import Annotated
 
 import typer
 
-from sabench.benchmark import stats
+# Literal defaults (equal to sabench.benchmark.stats'): importing stats would load numpy at the
+# start of every `sabench` command, not only this one.
+DEFAULT_SEED = 0
+DEFAULT_RESAMPLES = 2000
 
 
 class ReportFormat(StrEnum):
@@ -39,9 +42,9 @@ def report(
     = ReportFormat.MD,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Write to this file (default: standard output).")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = stats.DEFAULT_SEED,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = DEFAULT_SEED,
     resamples: Annotated[int, typer.Option(
-        min=100, help="Bootstrap resamples per interval.")] = stats.DEFAULT_RESAMPLES,
+        min=100, help="Bootstrap resamples per interval.")] = DEFAULT_RESAMPLES,
 ) -> None:
     """Tables of a scores folder: configuration matrix, marginals, dimension statistics,
     headline, bootstrap intervals, paired scaffold comparisons, failed judgements."""

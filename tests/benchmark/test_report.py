@@ -320,6 +320,13 @@ def test_cli_writes_each_format(two_dir: Path, tmp_path: Path) -> None:
     assert md.returncode == 0 and "### Generator × scaffold scores" in md.stdout
 
 
+def test_cli_defaults_are_the_statistics_defaults() -> None:
+    from sabench.benchmark import cli_report
+
+    assert (cli_report.DEFAULT_SEED, cli_report.DEFAULT_RESAMPLES) == (
+        stats.DEFAULT_SEED, stats.DEFAULT_RESAMPLES)
+
+
 def test_stats_intervals() -> None:
     values = [0.1, 0.4, 0.2, 0.9, 0.3]
     ci = stats.mean_ci(values, "k", resamples=1000)
