@@ -10,11 +10,13 @@ the sandbox user when a command outlives both.
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +89,45 @@ def owner_tag() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+class _WarmPool:
+    """Started, never-used sandboxes waiting to be handed out (each is used once, then removed).
+
+    Starting a container costs a few hundred milliseconds and the engine starts them one after
+    another, so a caller that knows it will need N sandboxes at once can start them ahead of
+    time with `DockerBackend.prewarm`. Nothing is ever reused: a sandbox leaves the pool unused.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ready: dict[str, list[DockerSandbox]] = {}
+        atexit.register(self.drain)
+
+    @staticmethod
+    def key(spec: SandboxSpec) -> str:
+        return spec.model_dump_json()
+
+    def take(self, spec: SandboxSpec) -> DockerSandbox | None:
+        with self._lock:
+            ready = self._ready.get(self.key(spec))
+            return ready.pop() if ready else None
+
+    def put(self, sandbox: DockerSandbox) -> None:
+        with self._lock:
+            self._ready.setdefault(self.key(sandbox.spec), []).append(sandbox)
+
+    def drain(self) -> None:
+        with self._lock:
+            waiting = [box for boxes in self._ready.values() for box in boxes]
+            self._ready.clear()
+        for sandbox in waiting:
+            sandbox.close()
+
+
+_pool = _WarmPool()
+
+
 class DockerBackend:
-    """Creates `DockerSandbox`es."""
+    """Creates `DockerSandbox`es (from the warm pool when `prewarm` filled it)."""
 
     name = "docker"
 
@@ -106,7 +145,26 @@ class DockerBackend:
         return True, f"docker engine up, image {image} present"
 
     def open(self, spec: SandboxSpec) -> DockerSandbox:
-        return DockerSandbox(spec)
+        return _pool.take(spec) or DockerSandbox(spec)
+
+    def prewarm(self, spec: SandboxSpec, count: int) -> None:
+        """Start `count` sandboxes of `spec` now (in parallel) so later opens are instant.
+
+        Unused ones are removed when this process exits (or by the reaper if it is killed).
+        """
+        with ThreadPoolExecutor(max(1, min(count, 16))) as pool:
+            futures = [pool.submit(DockerSandbox, spec) for _ in range(count)]
+        errors = [future.exception() for future in futures if future.exception() is not None]
+        for future in futures:
+            if future.exception() is None:
+                _pool.put(future.result())  # kept even if a sibling failed: drained at exit
+        if errors:
+            raise errors[0]
+
+    @staticmethod
+    def drain() -> None:
+        """Remove every prewarmed sandbox not handed out yet."""
+        _pool.drain()
 
 
 class DockerSandbox:

@@ -3,7 +3,7 @@
 Isolation: new user, network, PID, IPC, UTS and cgroup namespaces; read-only binds of the system
 directories Python needs (/usr and a few files of /etc; never home folders, the project or other
 workspaces); a private /tmp; the workspace bound read-write; a cleared environment. Limits: a
-per-sandbox cgroup (memory with swap off, pids, CPU) when the machine allows it, plus rlimits, and
+per-sandbox cgroup (memory with swap off, pids) when the machine allows it, plus rlimits, and
 when the caller is root the command runs as an unprivileged uid so neither root's rlimit exemption
 nor root's file access applies. On timeout the whole process group and the sandbox's PID
 namespace (and cgroup) are killed.

@@ -3,7 +3,8 @@
 - create + exec("true") + destroy, median over 20, per backend (targets: docker <= 1.0 s,
   local <= 0.05 s);
 - exec("true") in a warm docker sandbox, median over 20 (target <= 0.1 s);
-- 8 docker sandboxes at once, each running a 1-second command: wall time (target <= 3 s);
+- 8 docker sandboxes at once, each running a 1-second command: wall time (target <= 3 s), cold
+  and with the containers prewarmed (started beforehand; the prewarm time is reported apart);
 - the offline image: build time (a fresh build only with --rebuild) and size.
 
 Backends that are unavailable are reported as such rather than failing the run.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -52,18 +54,26 @@ def warm_exec(backend: str) -> dict[str, float]:
     return {"median_s": round(statistics.median(times), 4), "rounds": ROUNDS}
 
 
-def concurrent(backend: str) -> dict[str, float]:
-    """Wall time for N sandboxes created at once, each running `sleep 1`, then destroyed."""
+def concurrent(backend: str, prewarm: bool) -> dict[str, float]:
+    """Wall time for N sandboxes opened at once, each running `sleep 1`, then destroyed.
+
+    With `prewarm` the containers are started beforehand (DockerBackend.prewarm, timed apart).
+    """
+    spec = SandboxSpec(backend=backend)
+    warmed = _timed(lambda: get_backend(backend).prewarm(spec, CONCURRENT)) if prewarm else 0.0
 
     def one(_: int) -> bool:
-        with open_sandbox(SandboxSpec(backend=backend)) as box:
+        with open_sandbox(spec) as box:
             return box.exec("sleep 1").ok
 
     started = time.perf_counter()
     with ThreadPoolExecutor(CONCURRENT) as pool:
         results = list(pool.map(one, range(CONCURRENT)))
     wall = time.perf_counter() - started
-    return {"sandboxes": CONCURRENT, "wall_s": round(wall, 3), "all_ok": all(results)}
+    figures = {"sandboxes": CONCURRENT, "wall_s": round(wall, 3), "all_ok": all(results)}
+    if prewarm:
+        figures["prewarm_s"] = round(warmed, 3)
+    return figures
 
 
 def offline_image(rebuild: bool) -> dict[str, object]:
@@ -87,11 +97,13 @@ def main() -> None:
         figures[backend] = {"create_exec_destroy": lifecycle(backend)}
         if backend == "docker":
             figures[backend]["warm_exec"] = warm_exec(backend)
-            figures[backend]["concurrent_1s"] = concurrent(backend)
+            figures[backend]["concurrent_1s_cold"] = concurrent(backend, prewarm=False)
+            figures[backend]["concurrent_1s_prewarmed"] = concurrent(backend, prewarm=True)
     try:
         figures["offline_image"] = offline_image(args.rebuild)
     except Exception as exc:  # no engine or no root: say so, keep the other figures
         figures["offline_image"] = {"unavailable": str(exc)}
+    figures["machine"] = {"cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)}
     print(json.dumps(figures, indent=1))
 
 
