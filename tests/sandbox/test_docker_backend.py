@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
+from sabench.sandbox import docker_backend
 from sabench.sandbox.docker_backend import DockerBackend, DockerSandbox, owner_tag
+from sabench.sandbox.protocol import open_sandbox
 from sabench.sandbox.reaper import sandbox_containers
-from sabench.sandbox.types import LABEL, SANDBOX_UID, Limits, SandboxSpec
+from sabench.sandbox.types import (
+    LABEL,
+    SANDBOX_UID,
+    BackendUnavailable,
+    Limits,
+    SandboxBroken,
+    SandboxSpec,
+)
 
 from .conftest import require_backend
 
@@ -60,3 +72,32 @@ def test_prewarmed_sandboxes_are_handed_out_once_and_drained() -> None:
     backend.drain()
     left = {c.name for c in sandbox_containers(owner_tag())}
     assert not names & left
+
+
+def test_dead_container_is_a_broken_sandbox() -> None:
+    require_backend("docker")
+    box = DockerSandbox(SandboxSpec())
+    try:
+        box.container.kill()
+        with pytest.raises(SandboxBroken):
+            box.exec("true")
+    finally:
+        box.close()
+    assert box.container.name not in {c.name for c in sandbox_containers(owner_tag())}
+
+
+def test_missing_image_is_unavailable_and_leaves_nothing(tmp_path) -> None:
+    require_backend("docker")
+    before = set(Path(tempfile.gettempdir()).glob(f"{LABEL}-docker-*"))
+    with pytest.raises(BackendUnavailable, match="sabench-no-such-image:0"):
+        DockerSandbox(SandboxSpec(image="sabench-no-such-image:0"))
+    assert set(Path(tempfile.gettempdir()).glob(f"{LABEL}-docker-*")) <= before
+
+
+def test_unreachable_engine_is_backend_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/sabench-docker.sock")
+    monkeypatch.setattr(docker_backend, "_client", None)  # forget the cached live client
+    ok, why = DockerBackend().available()
+    assert not ok and "docker engine unavailable" in why
+    with pytest.raises(BackendUnavailable):
+        open_sandbox(SandboxSpec(backend="docker"))
