@@ -35,6 +35,7 @@ from sabench.sandbox.types import (
 from sabench.sandbox.workspace import (
     HostWorkspace,
     OutputCapture,
+    command_timeout,
     display,
     environment,
     inside_cwd,
@@ -182,27 +183,23 @@ class DockerSandbox:
         self._exec_lock = threading.Lock()  # one command at a time: each cleans up after itself
         self.workspace = HostWorkspace("docker")
         try:
-            self.container = self._start()
+            self._start()
         except BaseException:
-            self.close()
+            self.close()  # also on KeyboardInterrupt between create and start
             raise
 
-    def _start(self) -> Any:
+    def _start(self) -> None:
         import docker.errors
 
-        container = None
         try:
             # create + start, never `run`: run would try to pull a missing image from a registry
-            container = self.client.containers.create(self.image, KEEPER, **self._options())
-            container.start()
-            return container
+            self.container = self.client.containers.create(self.image, KEEPER, **self._options())
+            self.container.start()
         except docker.errors.ImageNotFound as exc:
             raise BackendUnavailable(
                 f"docker image {self.image} not found: run `sabench sandbox build --offline`"
             ) from exc
         except docker.errors.APIError as exc:
-            if container is not None:
-                self.container = container  # close() removes it
             raise BackendUnavailable(f"docker could not start a sandbox: {exc}") from exc
 
     def _options(self) -> dict[str, Any]:
@@ -216,7 +213,7 @@ class DockerSandbox:
             volumes[str(Path(mount.source).resolve())] = {
                 "bind": mount.target, "mode": "ro" if mount.read_only else "rw"}
         return {
-"user": f"{SANDBOX_UID}:{SANDBOX_GID}",
+            "user": f"{SANDBOX_UID}:{SANDBOX_GID}",
             "network_mode": "bridge" if self.spec.network else "none",
             "mem_limit": memory, "memswap_limit": memory, "mem_swappiness": 0,
             "nano_cpus": int(limits.cpus * 1e9), "pids_limit": limits.pids,
@@ -232,7 +229,7 @@ class DockerSandbox:
              timeout: float | None = None, stdin: str | bytes | None = None,
              raise_on_timeout: bool = False) -> ExecResult:
         self._check_open()
-        limit = timeout if timeout is not None else self.spec.limits.timeout_s
+        limit = command_timeout(timeout, self.spec.limits.timeout_s)
         stdin_path = self._stdin_file(stdin)
         try:
             with self._exec_lock:

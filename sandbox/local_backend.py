@@ -43,6 +43,7 @@ from sabench.sandbox.types import (
 from sabench.sandbox.workspace import (
     HostWorkspace,
     OutputCapture,
+    command_timeout,
     display,
     environment,
     inside_cwd,
@@ -187,7 +188,7 @@ class LocalSandbox:
              raise_on_timeout: bool = False) -> ExecResult:
         if self._closed:
             raise SandboxBroken("sandbox is closed")
-        limit = timeout if timeout is not None else self.spec.limits.timeout_s
+        limit = command_timeout(timeout, self.spec.limits.timeout_s)
         where = inside_cwd(cwd)
         host_cwd = self.workspace.path if self.isolated else self._unsafe_cwd(where)
         argv = self._command_line(to_argv(cmd), where)

@@ -40,6 +40,14 @@ def environment(extra: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
+def command_timeout(timeout: float | None, default: float) -> float:
+    """The timeout of one command; 0 or less is refused (GNU timeout would read 0 as "none")."""
+    limit = default if timeout is None else float(timeout)
+    if not limit > 0:
+        raise ValueError(f"timeout must be positive seconds, got {timeout!r}")
+    return limit
+
+
 def display(cmd: str | Sequence[str]) -> str:
     return cmd if isinstance(cmd, str) else " ".join(str(part) for part in cmd)
 

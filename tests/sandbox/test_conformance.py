@@ -93,6 +93,12 @@ def test_timeout_can_raise(box: Sandbox) -> None:
     assert caught.value.result.stdout == "started\n"
 
 
+@pytest.mark.parametrize("timeout", [0, -1])
+def test_non_positive_timeout_is_refused(box: Sandbox, timeout: float) -> None:
+    with pytest.raises(ValueError, match="timeout"):
+        box.exec("true", timeout=timeout)
+
+
 def test_term_ignoring_command_is_still_killed(box: Sandbox) -> None:
     result = box.exec("trap '' TERM; while :; do :; done", timeout=1)
     assert result.timed_out
