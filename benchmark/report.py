@@ -278,8 +278,14 @@ def confidence_intervals(scores: ScoreSet, *, seed: int, resamples: int) -> dict
 
 
 def _scaffold_pairs(scores: ScoreSet, model: str) -> list[tuple[str, str]]:
-    """(config_a, config_b) for each pair of scaffolds that ran `model`, in configs.json order."""
-    of_model = [n for n, info in scores.configs.items() if info.model == model]
+    """(config_a, config_b) for each pair of scaffolds that ran `model`.
+
+    Every pair is oriented by the scaffolds' first appearance in configs.json, so that A - B
+    means the same thing for every model and the pairs of all models can be pooled.
+    """
+    rank = {s: i for i, s in enumerate(dict.fromkeys(c.scaffold for c in scores.configs.values()))}
+    of_model = sorted((n for n, info in scores.configs.items() if info.model == model),
+                      key=lambda n: rank[scores.configs[n].scaffold])
     return [(a, b) for i, a in enumerate(of_model) for b in of_model[i + 1:]
             if scores.configs[a].scaffold != scores.configs[b].scaffold]
 
@@ -298,7 +304,10 @@ def _paired_metric(scores: ScoreSet, pairs: list[tuple[str, str]], metric: str, 
 
 
 def paired_comparisons(scores: ScoreSet, *, seed: int, resamples: int) -> list[dict[str, Any]]:
-    """Scaffold A vs B with the same model on the same papers; also pooled over all models."""
+    """Scaffold A vs B with the same model on the same papers; also pooled over all models.
+
+    The pooled comparison resamples (model, paper) pairs; per model, papers are resampled.
+    """
     models = list(dict.fromkeys(info.model for info in scores.configs.values()))
     by_scaffolds: dict[tuple[str, str], list[tuple[str, str]]] = {}
     entries = []

@@ -178,6 +178,20 @@ def test_configs_sharing_model_and_scaffold_are_averaged_in_the_matrix(tmp_path:
     assert report["marginals"]["model"]["M"]["overall"] == pytest.approx(0.5)
 
 
+def test_paired_comparisons_keep_one_orientation_across_models(tmp_path: Path) -> None:
+    runs = {"m1_a": {"p": {"D1": [1.0]}}, "m1_b": {"p": {"D1": [0.5]}},
+            "m2_b": {"p": {"D1": [0.25]}}, "m2_a": {"p": {"D1": [0.75]}}}
+    configs = {"m1_a": ("A", "M1"), "m1_b": ("B", "M1"), "m2_b": ("B", "M2"),
+               "m2_a": ("A", "M2")}
+    report = make_report(write_scores_dir(tmp_path, configs, runs), resamples=100)
+    entries = {e["model"]: e for e in report["paired_comparisons"]}
+    assert {(e["scaffold_a"], e["scaffold_b"]) for e in entries.values()} == {("A", "B")}
+    assert entries["M2"]["metrics"]["overall"]["mean_diff"] == pytest.approx(0.5)
+    pooled = entries["all models"]
+    assert pooled["n_pairs"] == 2
+    assert pooled["metrics"]["overall"]["mean_diff"] == pytest.approx(0.5)
+
+
 def test_report_is_deterministic_and_seeded(two_dir: Path) -> None:
     scores = load_scores(two_dir)
     first = build_report(scores, seed=3, resamples=300)
