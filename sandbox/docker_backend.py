@@ -351,19 +351,23 @@ class DockerSandbox:
 
     def write_file(self, path: str, data: str | bytes) -> None:
         self._check_open()
-        self.workspace.write_file(path, data)
+        with self._exec_lock:  # never while a command could be moving files underneath
+            self.workspace.write_file(path, data)
 
     def read_file(self, path: str) -> bytes:
         self._check_open()
-        return self.workspace.read_file(path)
+        with self._exec_lock:
+            return self.workspace.read_file(path)
 
     def copy_in(self, src: Path, dest: str = ".") -> None:
         self._check_open()
-        self.workspace.copy_in(src, dest)
+        with self._exec_lock:
+            self.workspace.copy_in(src, dest)
 
     def copy_out(self, dest: Path, src: str = ".") -> None:
         self._check_open()
-        self.workspace.copy_out(dest, src)
+        with self._exec_lock:
+            self.workspace.copy_out(dest, src)
 
     # -- lifetime -------------------------------------------------------------------------
 

@@ -140,10 +140,47 @@ class HostWorkspace:
             raise NotADirectoryError(f"{src}: not a directory")
         target = self.resolve(dest)
         self._make_parents(target)
-        shutil.copytree(src, target, symlinks=True, dirs_exist_ok=True)
-        for folder, dirs, files in os.walk(target):
-            for name in [*dirs, *files]:
-                self._chown(Path(folder) / name)
+        # Not shutil.copytree: the destination may hold links planted by sandboxed code, and
+        # copytree would write through them onto the host. Every path is checked, nothing is
+        # followed, and a planted link in the way is replaced rather than written through.
+        for folder, dirs, files in os.walk(src):
+            rel = Path(folder).relative_to(src)
+            for name in dirs:
+                self._copy_dir_entry(Path(folder) / name, target / rel / name)
+            for name in files:
+                self._copy_file(Path(folder) / name, target / rel / name)
+
+    def _copy_dir_entry(self, source: Path, dest: Path) -> None:
+        self._no_links(dest.parent)
+        if source.is_symlink():
+            self._replace_with_link(source, dest)
+            return
+        if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+            dest.unlink()
+        if not dest.exists():
+            dest.mkdir()
+            self._chown(dest)
+
+    def _copy_file(self, source: Path, dest: Path) -> None:
+        self._no_links(dest.parent)
+        if source.is_symlink():
+            self._replace_with_link(source, dest)
+            return
+        if dest.is_symlink():
+            dest.unlink()
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as out, source.open("rb") as data:
+            shutil.copyfileobj(data, out)
+        os.chmod(dest, source.stat().st_mode & 0o777, follow_symlinks=False)
+        self._chown(dest)
+
+    def _replace_with_link(self, source: Path, dest: Path) -> None:
+        if dest.is_symlink() or dest.is_file():
+            dest.unlink()
+        elif dest.is_dir():
+            shutil.rmtree(dest)
+        os.symlink(os.readlink(source), dest)
+        self._chown(dest)
 
     def copy_out(self, dest: Path, src: str = ".") -> None:
         source = self.resolve(src)

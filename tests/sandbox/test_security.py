@@ -215,3 +215,16 @@ def test_reaper_removes_what_a_killed_owner_left(backend: str) -> None:
     removed = report.containers if backend == "docker" else report.workspaces
     assert name in removed
     assert not _exists(backend, name)
+
+
+def test_copy_in_never_writes_through_a_planted_link(box: Sandbox, tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    source = tmp_path / "src"
+    (source / "pkg").mkdir(parents=True)
+    (source / "pkg" / "mod.py").write_text("X = 1\n")
+    (source / "top.txt").write_text("top\n")
+    box.exec(f"mkdir -p planted && ln -s {victim} planted/pkg && ln -s {victim}/t planted/top.txt")
+    box.copy_in(source, "planted")
+    assert list(victim.iterdir()) == []  # nothing landed on the host
+    assert box.exec("cat planted/pkg/mod.py planted/top.txt").stdout == "X = 1\ntop\n"
