@@ -32,6 +32,9 @@ JudgeOption = Annotated[str, typer.Option(
 BaseUrlOption = Annotated[str | None, typer.Option(
     "--base-url", envvar="OPENAI_BASE_URL",
     help="Server URL for openai-compatible models (default: $OPENAI_BASE_URL).")]
+EmulateOption = Annotated[str | None, typer.Option(
+    "--emulate", help="Offline and hybrid judges: the judge model to emulate "
+                      "(gpt-5.5, deepseek-v4-pro; default: the stricter one).")]
 PapersOption = Annotated[Path, typer.Option(
     "--papers", help="The dataset: papers/ or the folder that holds it.")]
 
@@ -47,11 +50,12 @@ def score(
     estimate_only: Annotated[bool, typer.Option(
         "--estimate", help="Print requests, tokens and dollars it would cost; call no model.")]
     = False,
+    emulate: EmulateOption = None,
 ) -> None:
     """Score one repository against one paper's claims (official-compatible JSON)."""
     spec = paper_spec(papers, paper)
     recorder = UsageRecorder()
-    chosen = make_judge(judge, base_url, recorder=recorder)
+    chosen = make_judge(judge, base_url, recorder=recorder, **_emulating(emulate))
     if estimate_only:
         sys.stdout.write(json.dumps(estimate(spec, repo, chosen), indent=1) + "\n")
         return
@@ -62,6 +66,10 @@ def score(
     write_score(result, out)
     console.print(_score_table(result))
     console.print(f"wrote {out}")
+
+
+def _emulating(emulate: str | None) -> dict[str, str]:
+    return {"emulate": emulate} if emulate else {}
 
 
 def _score_table(result: PaperScore) -> Table:
@@ -87,6 +95,7 @@ def score_runs_command(
     base_url: BaseUrlOption = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    emulate: EmulateOption = None,
 ) -> None:
     """Score every run of a runs root into SCORES_DIR (resumable: scored runs are skipped)."""
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -101,7 +110,8 @@ def score_runs_command(
                                        f"{outcome.error}", highlight=False)
 
         summary = score_runs(runs_root, papers, judge, out, jobs=jobs, base_url=base_url,
-                             on_done=done, on_total=lambda n: progress.update(task, total=n))
+                             on_done=done, on_total=lambda n: progress.update(task, total=n),
+                             judge_options=_emulating(emulate))
     _report(summary, out, as_json)
     if summary.count("failed"):
         raise typer.Exit(1)

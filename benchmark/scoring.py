@@ -93,12 +93,12 @@ def _keyword_kind(request: JudgeRequest) -> Judge:
         raise JudgeSpecError(f"judge {request.spec!r}: the keyword judge takes no model")
     from sabench.verifiers.keyword import KeywordJudge
 
-    return KeywordJudge(**request.options)
+    return KeywordJudge(**{k: v for k, v in request.options.items() if k != "emulate"})
 
 
 def _llm_kind(request: JudgeRequest) -> Judge:
-    return _llm_judge(request.require_model(), request.base_url, request.recorder,
-                      **request.options)
+    options = {k: v for k, v in request.options.items() if k != "emulate"}  # offline only
+    return _llm_judge(request.require_model(), request.base_url, request.recorder, **options)
 
 
 def _hybrid_kind(request: JudgeRequest) -> Judge:
@@ -106,16 +106,20 @@ def _hybrid_kind(request: JudgeRequest) -> Judge:
 
     options = dict(request.options)
     hybrid = {k: options.pop(k) for k in ("threshold", "fallback_to_offline") if k in options}
+    offline = {k: options.pop(k) for k in ("emulate",) if k in options}
     llm = _llm_judge(request.require_model(), request.base_url, request.recorder, **options)
-    return HybridJudge(_offline_judge(), llm, **hybrid)
+    return HybridJudge(_offline_judge(**offline), llm, **hybrid)
 
 
 def _offline_judge(**options: Any) -> Judge:
     try:
-        from sabench.verifiers.offline import OfflineJudge
+        from sabench.verifiers.offline import CalibrationError, OfflineJudge
     except ImportError as exc:
         raise JudgeSpecError(f"the offline judge is not available in this build: {exc}") from exc
-    return OfflineJudge(**options)
+    try:
+        return OfflineJudge(**options)
+    except CalibrationError as exc:
+        raise JudgeSpecError(str(exc)) from exc
 
 
 def _llm_judge(model_spec: str, base_url: str | None, recorder: UsageRecorder | None,
