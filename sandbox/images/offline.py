@@ -7,6 +7,7 @@ hash of the recipe, so a machine builds it once and reuses it until the recipe c
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -131,12 +132,16 @@ def build_offline(with_torch: bool = False, force: bool = False,
         return BuildReport(image=recipe.tag, reused=True, seconds=0.0,
                            size_mb=_size_mb(client, recipe.tag))
     _check_build_tools()
+    previous = client.images.get(recipe.tag).id if _present(client, recipe.tag) else None
     with tempfile.TemporaryDirectory(prefix="sabench-rootfs-") as scratch:
         root = Path(scratch) / "root"
         _debootstrap(recipe, root, log)
         _finish_rootfs(recipe, root)
         log(f"importing {recipe.tag} into docker")
         _import(client, root, recipe)
+    if previous and previous != client.images.get(recipe.tag).id:
+        with contextlib.suppress(Exception):  # still used by a container: left for docker prune
+            client.images.remove(previous)
     return BuildReport(image=recipe.tag, reused=False, seconds=round(time.monotonic() - started, 1),
                        size_mb=_size_mb(client, recipe.tag))
 
