@@ -23,6 +23,7 @@ class UsageError(Exception):
 def user_errors() -> tuple[type[BaseException], ...]:
     """Error types that mean bad input or an unusable environment, not a bug of ours."""
     from sabench.agent.models import ModelConfigError
+    from sabench.benchmark import cli_verify
     from sabench.benchmark.dataset import DatasetError
     from sabench.benchmark.demo_run import DemoError
     from sabench.benchmark.scoring import JudgeSpecError, RunsRootError
@@ -32,18 +33,19 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
     return (UsageError, DatasetError, ResultFileError, RepositoryError, FileNotFoundError,
             NotADirectoryError, ModelConfigError, JudgeSpecError, RunsRootError, DemoError,
-            SandboxError)
+            SandboxError, *cli_verify.user_error_types())
 
 
 def _register_all() -> None:
     """Each area adds its commands here, one line per module (keeps this file conflict-free)."""
-    from sabench.benchmark import cli_data, cli_demo, cli_report, cli_sandbox, cli_score
+    from sabench.benchmark import cli_data, cli_demo, cli_report, cli_sandbox, cli_score, cli_verify
 
     cli_data.register(app)
     cli_report.register(app)
     cli_score.register(app)
     cli_demo.register(app)
     cli_sandbox.register(app)
+    cli_verify.register(app)
 
 
 def main() -> None:

@@ -170,7 +170,7 @@ class Window:
     executable_share: float
 
 
-def rank_windows(index: RepoIndex, query: Query, shortlist: int = 40) -> list[Window]:
+def rank_windows(index: RepoIndex, query: Query, shortlist: int = 16) -> list[Window]:
     """Score the windows that hold matches; best first.
 
     Windows are first ranked by the plain sum of their lines' weights (vectorised), and only
@@ -198,12 +198,15 @@ def _score_window(index: RepoIndex, query: Query, gid: int) -> Window:
     best_term: dict[str, float] = {}
     best_num: dict[str, float] = {}
     dim = query.claim.dimension
+    factors = factor_array(index, dim)
+    line_terms, line_numbers = index.line_terms[file], index.line_numbers[file]
+    keys = query.weights.keys()
     for line in range(start, end + 1):
-        found = index.line_terms[file][line - 1] & query.weights.keys()
-        numbers = index.line_numbers[file][line - 1] & wanted_numbers
+        found = keys & line_terms[line - 1]
+        numbers = wanted_numbers & line_numbers[line - 1] if wanted_numbers else ()
         if not found and not numbers:
             continue
-        factor = line_factor(entry, line, dim)
+        factor = factors[gid + line - start]
         for term in found:
             best_term[term] = max(best_term.get(term, 0.0), factor * query.weights[term])
         for key in numbers:

@@ -109,6 +109,7 @@ class RepoIndex:
     definitions: list[Definition] = field(default_factory=list)
     assignments: list[Assignment] = field(default_factory=list)
     imports: list[tuple[str, str, int]] = field(default_factory=list)
+    module_calls: list[tuple[str, str, int]] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
     term_lines: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     number_lines: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
@@ -357,6 +358,8 @@ class _PythonVisitor(ast.NodeVisitor):
         name = call_name(node)
         if self.current:
             self.current[-1].calls.append((name, node.lineno))
+        elif not self.scope:
+            self.index.module_calls.append((self.file, name, node.lineno))
         if name == "add_argument":
             self._argparse(node)
         for kw in node.keywords:

@@ -1,0 +1,164 @@
+"""Agreement of a judge with the official scores (`sabench agreement`).
+
+Scores every complete run of a runs root (runs whose `missing_cited_files` is empty; the others
+are counted as excluded), and compares with the official judge at three levels: claims (Spearman,
+MAE, and recall/precision of the low verdicts, <= 0.25, that a repair loop acts on), runs
+(Spearman of overall and per-dimension scores) and configurations (Kendall tau of the ranking by
+mean overall score, and the mean absolute error of those means).
+
+The offline judge emulates each run's own official judge (`judge_model`). With `folds`, its
+calibration is refitted with whole papers held out (leave-papers-out cross-validation); without,
+the committed calibration is used, which was fitted on the development runs themselves.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+import numpy as np
+from scipy.stats import kendalltau, spearmanr
+
+from sabench.benchmark.calibrate import (
+    RunRows,
+    collect,
+    cross_validate,
+    default_jobs,
+    predict,
+    read_runs,
+)
+from sabench.benchmark.dataset import load_papers
+from sabench.verifiers.offline import Calibration, OfflineJudge, default_calibration
+
+LOW = 0.25
+
+
+def _overall(claims: dict[str, float], dims: dict[str, str]) -> tuple[float | None,
+                                                                      dict[str, float]]:
+    """Overall = mean of dimension means, as the benchmark computes it."""
+    by_dim: dict[str, list[float]] = defaultdict(list)
+    for claim_id, score in claims.items():
+        by_dim[dims[claim_id]].append(score)
+    means = {d: fmean(v) for d, v in by_dim.items() if v}
+    return (fmean(means.values()) if means else None), means
+
+
+def _corr(fn: Any, a: list[float], b: list[float]) -> float | None:
+    if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
+        return None
+    return round(float(fn(a, b)[0]), 4)
+
+
+def agreement_from_predictions(rows: list[RunRows],
+                               predictions: dict[tuple[str, str], dict[str, float]]
+                               ) -> dict[str, Any]:
+    """Agreement figures of predicted claim scores against the official ones.
+
+    Args:
+        rows: the runs (with official claim scores and overall scores).
+        predictions: {(config, paper_id): {claim_id: score}}.
+    """
+    pred_claims, off_claims = [], []
+    run_pred, run_off = [], []
+    dim_pred: dict[str, list[float]] = defaultdict(list)
+    dim_off: dict[str, list[float]] = defaultdict(list)
+    by_config: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for rr in rows:
+        pred = predictions[(rr.run.config, rr.run.paper_id)]
+        scored = {row.claim_id: row for row in rr.claims if row.official is not None}
+        dims = {cid: str(row.dimension) for cid, row in scored.items()}
+        ours = {cid: pred[cid] for cid in scored if pred.get(cid) is not None}
+        for cid, score in ours.items():
+            pred_claims.append(score)
+            off_claims.append(scored[cid].official)
+        overall, means = _overall(ours, dims)
+        official = rr.official_overall
+        if official is None:
+            official, _ = _overall({c: r.official for c, r in scored.items()}, dims)
+        if overall is None or official is None:
+            continue
+        run_pred.append(overall)
+        run_off.append(official)
+        by_config[rr.run.config].append((overall, official))
+        for dim, mean in means.items():
+            if dim in rr.official_dims:
+                dim_pred[dim].append(mean)
+                dim_off[dim].append(rr.official_dims[dim])
+    configs = sorted(by_config)
+    conf_pred = [fmean(p for p, _ in by_config[c]) for c in configs]
+    conf_off = [fmean(o for _, o in by_config[c]) for c in configs]
+    p, o = np.array(pred_claims), np.array(off_claims)
+    return {
+        "n_runs": len(run_pred),
+        "n_claims": len(pred_claims),
+        "run_spearman": _corr(spearmanr, run_pred, run_off),
+        "claim_spearman": _corr(spearmanr, pred_claims, off_claims),
+        "claim_mae": round(float(np.abs(p - o).mean()), 4) if len(p) else None,
+        "config_kendall": _corr(kendalltau, conf_pred, conf_off),
+        "config_mae": round(float(np.abs(np.array(conf_pred) - conf_off).mean()), 4)
+        if configs else None,
+        "per_dimension": {d: _corr(spearmanr, dim_pred[d], dim_off[d]) for d in sorted(dim_pred)},
+        "fail_recall": round(float((p[o <= LOW] <= LOW).mean()), 4) if (o <= LOW).any() else None,
+        "fail_precision": round(float((o[p <= LOW] <= LOW).mean()), 4)
+        if (p <= LOW).any() else None,
+        "mean_official": round(float(o.mean()), 4) if len(o) else None,
+        "mean_predicted": round(float(p.mean()), 4) if len(p) else None,
+        "configs": {c: {"predicted": round(cp, 4), "official": round(co, 4),
+                        "runs": len(by_config[c])}
+                    for c, cp, co in zip(configs, conf_pred, conf_off, strict=True)},
+    }
+
+
+def run_agreement(runs_root: Path, papers_dir: Path, judge: str = "offline",
+                  folds: int | None = None, jobs: int | None = None,
+                  calibration: Calibration | None = None, papers: list[str] | None = None,
+                  base_url: str | None = None) -> dict[str, Any]:
+    """Score the complete runs of `runs_root` with `judge` and compare with the official scores.
+
+    Args:
+        runs_root: folder holding `runs/index.json` and `official_scores/`.
+        papers_dir: the dataset (papers/<paper_id>/sau.json).
+        judge: `offline`, or any judge spec `sabench score` accepts.
+        folds: leave-papers-out cross-validation of the offline calibration with this many folds.
+        jobs: worker processes (default: up to 2).
+        calibration: offline calibration to use (default: the committed one).
+        papers: only the runs of these papers (a subset, e.g. for tests).
+        base_url: server URL for openai-compatible LLM judges.
+    """
+    all_runs = read_runs(runs_root)
+    if papers is not None:
+        all_runs = [r for r in all_runs if r.paper_id in set(papers)]
+    runs = [r for r in all_runs if r.complete]
+    specs = load_papers(papers_dir, with_markdown=False)
+    rows = collect(runs, specs, default_jobs(jobs))
+    if judge == "offline":
+        if folds:
+            predictions = cross_validate(rows, folds)
+        else:
+            cal = calibration or default_calibration()
+            predictions = {(rr.run.config, rr.run.paper_id): predict(cal, rr, rr.run.judge_model)
+                           for rr in rows}
+    else:
+        predictions = _other_judge(rows, specs, judge, base_url)
+    result = agreement_from_predictions(rows, predictions)
+    result.update(excluded_incomplete=len(all_runs) - len(runs), judge=judge,
+                  evaluation=f"leave-papers-out, {folds} folds" if folds and judge == "offline"
+                  else "committed calibration (fitted on these runs)" if judge == "offline"
+                  else "as scored")
+    return result
+
+
+def _other_judge(rows: list[RunRows], specs: dict, judge: str,
+                 base_url: str | None) -> dict[tuple[str, str], dict[str, float]]:
+    from sabench.benchmark.scoring import make_judge
+
+    out = {}
+    for rr in rows:
+        chosen = (OfflineJudge(emulate=rr.run.judge_model) if judge.startswith("offline")
+                  else make_judge(judge, base_url))
+        score = chosen.score(specs[rr.run.paper_id], rr.run.repo)
+        out[(rr.run.config, rr.run.paper_id)] = {v.id: v.score for _, v in score.verdicts()
+                                                 if v.score is not None}
+    return out

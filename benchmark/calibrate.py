@@ -1,0 +1,298 @@
+"""Calibration of the offline judge on scored runs (`sabench calibrate`).
+
+A runs root (the layout `unpack.sh` produces: `runs/index.json`, `runs/<config>/<paper>/repo/`,
+`official_scores/<config>/<paper>.json`) gives, for every complete run, the offline checks of each
+claim and the official score of that claim. `collect` turns them into feature rows (the expensive
+part, done once, in parallel); `fit` fits the offline judge's ordinal model to them by maximum
+likelihood with a small ridge penalty; `cross_validate` refits with whole papers held out, so the
+figures say how the judge does on papers it was not fitted on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize
+
+from sabench.benchmark.dataset import load_papers
+from sabench.verifiers.checks import check_claim, repo_facts
+from sabench.verifiers.index import RepoIndex
+from sabench.verifiers.judge import check_repository
+from sabench.verifiers.offline import (
+    FEATURES,
+    Calibration,
+    apportion,
+    claim_features,
+    level_probabilities,
+)
+from sabench.verifiers.spec import Dimension, PaperSpec
+from sabench.verifiers.types import SCORE_LEVELS, PaperScore
+
+_DIMS = list(Dimension)
+RIDGE = 0.5
+
+
+class RunsIndexError(ValueError):
+    """A runs root whose index or official scores cannot be used (names file and entry)."""
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """One run listed in `runs/index.json`."""
+
+    config: str
+    paper_id: str
+    repo: Path
+    official: Path
+    judge_model: str
+    complete: bool
+
+
+@dataclass
+class ClaimRow:
+    claim_id: str
+    dimension: Dimension
+    features: dict[str, float]
+    official: float | None
+
+
+@dataclass
+class RunRows:
+    """The feature rows of one run and its official result."""
+
+    run: RunRef
+    claims: list[ClaimRow] = field(default_factory=list)
+    official_overall: float | None = None
+    official_dims: dict[str, float] = field(default_factory=dict)
+
+
+def read_runs(runs_root: Path) -> list[RunRef]:
+    """Every run of `runs_root/runs/index.json`; `complete` is False when cited files are missing.
+
+    Raises:
+        RunsIndexError: no readable index, or an entry without config/paper_id.
+    """
+    index = Path(runs_root) / "runs" / "index.json"
+    try:
+        data = json.loads(index.read_text(encoding="utf-8"))
+        entries = data["runs"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise RunsIndexError(f"{index}: cannot read the runs index: {exc}") from exc
+    runs = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not entry.get("config") or not entry.get("paper_id"):
+            raise RunsIndexError(f"{index}: runs[{i}] needs 'config' and 'paper_id'")
+        config, paper = str(entry["config"]), str(entry["paper_id"])
+        runs.append(RunRef(
+            config=config, paper_id=paper,
+            repo=Path(runs_root) / (entry.get("repo") or f"runs/{config}/{paper}/repo"),
+            official=Path(runs_root) / (entry.get("official_score")
+                                        or f"official_scores/{config}/{paper}.json"),
+            judge_model=str(entry.get("judge_model") or ""),
+            complete=not entry.get("missing_cited_files")))
+    return runs
+
+
+def run_rows(run: RunRef, spec: PaperSpec, k: int = 8) -> RunRows:
+    """Index one run, check every claim, and pair the features with the official scores."""
+    official = PaperScore.load(run.official) if run.official.exists() else None
+    scores = {v.id: v.score for _, v in official.verdicts()} if official else {}
+    index = RepoIndex.build(check_repository(run.repo))
+    facts = repo_facts(index)
+    rows = RunRows(run=run, official_overall=official.overall_score if official else None,
+                   official_dims={str(d): r.score for d, r in official.dimensions.items()
+                                  if r.score is not None} if official else {})
+    for claim in spec.claims:
+        check = check_claim(index, claim, k)
+        rows.claims.append(ClaimRow(claim.id, claim.dimension, claim_features(check, facts),
+                                    scores.get(claim.id)))
+    return rows
+
+
+def _run_rows_job(args: tuple[RunRef, PaperSpec]) -> RunRows:
+    return run_rows(*args)
+
+
+def collect(runs: list[RunRef], papers: dict[str, PaperSpec], jobs: int = 1,
+            progress: Callable[[RunRows], None] | None = None) -> list[RunRows]:
+    """Feature rows for the given runs, in their order (`jobs` worker processes)."""
+    missing = sorted({r.paper_id for r in runs} - set(papers))
+    if missing:
+        raise RunsIndexError(f"runs refer to papers not in the dataset: {', '.join(missing)}")
+    work = [(run, papers[run.paper_id]) for run in runs]
+    if jobs <= 1:
+        results = []
+        for item in work:
+            results.append(_run_rows_job(item))
+            if progress:
+                progress(results[-1])
+        return results
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        results = []
+        for rows in pool.map(_run_rows_job, work, chunksize=2):
+            results.append(rows)
+            if progress:
+                progress(rows)
+        return results
+
+
+# --------------------------------------------------------------------- fitting
+@dataclass
+class _Design:
+    x: np.ndarray
+    dims: np.ndarray
+    judge: np.ndarray
+    level: np.ndarray
+    judges: list[str]
+
+
+def _design(runs: Iterable[RunRows], features: list[str], judges: list[str]) -> _Design:
+    x, dims, judge, level = [], [], [], []
+    for rr in runs:
+        for row in rr.claims:
+            if row.official is None:
+                continue
+            x.append([row.features[f] for f in features])
+            dims.append(_DIMS.index(row.dimension))
+            judge.append(judges.index(rr.run.judge_model))
+            level.append(SCORE_LEVELS.index(row.official))
+    return _Design(np.array(x, dtype=float).reshape(len(x), len(features)), np.array(dims),
+                   np.array(judge), np.array(level), judges)
+
+
+def _cuts(raw: np.ndarray) -> np.ndarray:
+    """Increasing cut points from unconstrained parameters (first, then log-gaps)."""
+    return np.cumsum(np.concatenate(([raw[0]], np.exp(raw[1:]))))
+
+
+def _negative_log_likelihood(theta: np.ndarray, d: _Design, nf: int) -> float:
+    weights, offsets = theta[:nf], theta[nf:nf + 4]
+    raw = theta[nf + 4:].reshape(len(d.judges), 4)
+    cuts = np.stack([_cuts(r) for r in raw])[d.judge]
+    probs = level_probabilities(d.x, d.dims, cuts, weights, offsets)
+    picked = probs[np.arange(len(d.level)), d.level]
+    return float(-np.log(np.clip(picked, 1e-9, 1.0)).sum() + RIDGE * np.sum(weights ** 2))
+
+
+def fit(runs: list[RunRows], features: list[str] | None = None, data: str = "") -> Calibration:
+    """Fit the ordinal model on the claims of `runs` (official scores as labels).
+
+    Args:
+        runs: feature rows with official scores.
+        features: feature names to use (default: all of `offline.FEATURES`).
+        data: provenance recorded in the calibration.
+    """
+    features = list(features or FEATURES)
+    judges = sorted({rr.run.judge_model for rr in runs})
+    design = _design(runs, features, judges)
+    if len(design.level) == 0:
+        raise RunsIndexError("no claim with an official score to calibrate on")
+    nf = len(features)
+    theta0 = np.zeros(nf + 4 + 4 * len(judges))
+    result = minimize(_negative_log_likelihood, theta0, args=(design, nf), method="L-BFGS-B")
+    theta = result.x
+    raw = theta[nf + 4:].reshape(len(judges), 4)
+    cutpoints = {j: [round(float(c), 4) for c in _cuts(r)] for j, r in zip(judges, raw,
+                                                                           strict=True)}
+    return Calibration(
+        fitted_at=datetime.now(UTC).strftime("%Y-%m-%d"), data=data, features=features,
+        weights={f: round(float(w), 4) for f, w in zip(features, theta[:nf], strict=True)},
+        dimension_offsets={d: round(float(o), 4) for d, o in zip(_DIMS, theta[nf:nf + 4],
+                                                                 strict=True)},
+        cutpoints=cutpoints, default_judge=_strictest(design, judges))
+
+
+def _strictest(design: _Design, judges: list[str]) -> str:
+    """The judge with the lowest mean official score: the one a scaffold should satisfy."""
+    means = [design.level[design.judge == i].mean() if (design.judge == i).any() else np.inf
+             for i in range(len(judges))]
+    return judges[int(np.argmin(means))]
+
+
+# --------------------------------------------------------------------- predicting
+def predict(calibration: Calibration, rr: RunRows, emulate: str | None = None) -> dict[str, float]:
+    """Five-level scores of one run's claims, exactly as the offline judge gives them."""
+    out: dict[str, float] = {}
+    weights = np.array([calibration.weights[f] for f in calibration.features])
+    offsets = np.array([calibration.dimension_offsets.get(d, 0.0) for d in _DIMS])
+    cuts = calibration.cuts(emulate)
+    for dim in _DIMS:
+        rows = [row for row in rr.claims if row.dimension == dim]
+        if not rows:
+            continue
+        x = np.array([[row.features[f] for f in calibration.features] for row in rows])
+        probs = level_probabilities(x, np.full(len(rows), _DIMS.index(dim)),
+                                    np.tile(cuts, (len(rows), 1)), weights, offsets)
+        levels = apportion(probs @ np.array(SCORE_LEVELS))
+        out.update({row.claim_id: float(level) for row, level in zip(rows, levels, strict=True)})
+    return out
+
+
+def paper_folds(papers: list[str], k: int) -> list[set[str]]:
+    """k groups of papers, deterministic (sorted, dealt round-robin)."""
+    ordered = sorted(set(papers))
+    k = max(2, min(k, len(ordered)))
+    return [set(ordered[i::k]) for i in range(k)]
+
+
+def cross_validate(runs: list[RunRows], k: int) -> dict[tuple[str, str], dict[str, float]]:
+    """Leave-papers-out predictions: each run is predicted by a model fitted without its paper.
+
+    Returns:
+        {(config, paper_id): {claim_id: score}} for every run.
+    """
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for held in paper_folds([rr.run.paper_id for rr in runs], k):
+        train = [rr for rr in runs if rr.run.paper_id not in held]
+        calibration = fit(train)
+        for rr in runs:
+            if rr.run.paper_id in held:
+                out[(rr.run.config, rr.run.paper_id)] = predict(calibration, rr,
+                                                                rr.run.judge_model)
+    return out
+
+
+def calibrate(runs_root: Path, papers_dir: Path, out: Path | None = None, jobs: int | None = None,
+              folds: int = 0, progress: Callable[[RunRows], None] | None = None
+              ) -> dict[str, Any]:
+    """Fit on every complete run of `runs_root` and write the calibration file.
+
+    Returns:
+        A summary: the output path, parameter count, runs and claims used, and, with `folds`,
+        the leave-papers-out agreement figures.
+    """
+    from sabench.benchmark.agreement import agreement_from_predictions
+
+    runs = [r for r in read_runs(runs_root) if r.complete]
+    rows = collect(runs, load_papers(papers_dir, with_markdown=False), default_jobs(jobs),
+                   progress)
+    n_claims = sum(row.official is not None for rr in rows for row in rr.claims)
+    n_papers = len({r.paper_id for r in runs})
+    data = (f"{len(rows)} complete development runs of SA-Bench ({n_papers}"
+            f" papers, {n_claims} claims with official scores; runs/index.json of the runs root, "
+            "official_scores/<config>/<paper>.json)")
+    calibration = fit(rows, data=data)
+    summary: dict[str, Any] = {"n_parameters": calibration.n_parameters, "n_runs": len(rows),
+                               "n_claims": n_claims}
+    if folds:
+        cv = agreement_from_predictions(rows, cross_validate(rows, folds))
+        calibration = calibration.model_copy(update={"cross_validation": {
+            key: value for key, value in cv.items() if isinstance(value, float)}})
+        summary["cross_validation"] = cv
+    if out is not None:
+        calibration.dump(out)
+        summary["written"] = str(out)
+    summary["calibration"] = json.loads(calibration.model_dump_json())
+    return summary
+
+
+def default_jobs(jobs: int | None) -> int:
+    return jobs if jobs and jobs > 0 else max(1, min(2, os.cpu_count() or 1))

@@ -1,0 +1,144 @@
+"""`sabench agreement` and `sabench calibrate` on the real development runs (a subset of papers,
+to keep the suite fast; the full 240 runs are measured by tests/perf/bench_offline.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sabench.benchmark.agreement import agreement_from_predictions, run_agreement
+from sabench.benchmark.calibrate import (
+    ClaimRow,
+    RunRef,
+    RunRows,
+    RunsIndexError,
+    fit,
+    paper_folds,
+    predict,
+    read_runs,
+)
+from sabench.verifiers.offline import FEATURES
+from sabench.verifiers.spec import Dimension
+
+pytestmark = pytest.mark.dataset
+
+
+@pytest.fixture(scope="session")
+def runs_root(sabench_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("sabench-runs")
+    subprocess.run(["sh", str(sabench_data / "unpack.sh"), str(dest)], check=True,
+                   capture_output=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def subset(runs_root: Path) -> list[str]:
+    """The three papers with the most complete runs."""
+    complete = Counter(r.paper_id for r in read_runs(runs_root) if r.complete)
+    return sorted(p for p, _ in complete.most_common(3))
+
+
+def test_agreement_on_a_subset(runs_root: Path, papers_dir: Path, subset: list[str]) -> None:
+    result = run_agreement(runs_root, papers_dir, papers=subset, jobs=2)
+    runs = [r for r in read_runs(runs_root) if r.paper_id in subset]
+    assert result["n_runs"] == sum(r.complete for r in runs)
+    assert result["excluded_incomplete"] == sum(not r.complete for r in runs)
+    assert result["n_claims"] > 10 * result["n_runs"]
+    for key in ("run_spearman", "claim_spearman", "config_kendall"):
+        assert -1.0 <= result[key] <= 1.0
+    assert set(result["per_dimension"]) == {"D1", "D2", "D3", "D4"}
+    # The committed calibration is fitted on these runs: it must rank them well.
+    assert result["run_spearman"] >= 0.6
+    assert result["fail_recall"] >= 0.8 and result["fail_precision"] >= 0.8
+    assert abs(result["mean_predicted"] - result["mean_official"]) < 0.05
+
+
+def test_agreement_cli_json(runs_root: Path, papers_dir: Path, subset: list[str],
+                            tmp_path: Path) -> None:
+    # A runs root holding only one paper's runs, built from the real one (index filtered).
+    data = json.loads((runs_root / "runs" / "index.json").read_text())
+    data["runs"] = [r for r in data["runs"] if r["paper_id"] == subset[0]]
+    small = tmp_path / "root"
+    (small / "runs").mkdir(parents=True)
+    (small / "runs" / "index.json").write_text(json.dumps(data))
+    for r in data["runs"]:
+        (small / r["repo"]).parent.mkdir(parents=True, exist_ok=True)
+        (small / r["repo"]).symlink_to(runs_root / r["repo"])
+    (small / "official_scores").symlink_to(runs_root / "official_scores")
+    done = subprocess.run(
+        [sys.executable, "-c", "from sabench.benchmark.cli import main; main()", "agreement",
+         str(small), "--papers", str(papers_dir), "--judge", "offline", "--json"],
+        capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    assert result["n_runs"] == sum(not r["missing_cited_files"] for r in data["runs"])
+    for key in ("n_claims", "excluded_incomplete", "run_spearman", "claim_spearman",
+                "claim_mae", "config_kendall", "config_mae", "per_dimension", "fail_recall",
+                "fail_precision"):
+        assert key in result
+
+
+def test_bad_runs_root_is_one_line(tmp_path: Path, papers_dir: Path) -> None:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "index.json").write_text('{"runs": [{"config": "c"}]}')
+    done = subprocess.run(
+        [sys.executable, "-c", "from sabench.benchmark.cli import main; main()", "agreement",
+         str(tmp_path), "--papers", str(papers_dir), "--json"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "runs[0] needs 'config' and 'paper_id'" in done.stderr
+    assert "Traceback" not in done.stderr
+    with pytest.raises(RunsIndexError, match="cannot read the runs index"):
+        read_runs(tmp_path / "nowhere")
+
+
+def _synthetic_runs(n_runs: int, seed: int) -> list[RunRows]:
+    """Runs whose official scores follow one feature (term coverage) plus noise."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n_runs):
+        quality = rng.uniform(0, 1)
+        rr = RunRows(run=RunRef(config=f"c{i % 4}", paper_id=f"p{i % 5}", repo=Path("."),
+                                official=Path("."), judge_model="judge-a" if i % 2 else "judge-b",
+                                complete=True))
+        for j in range(20):
+            cov = float(np.clip(quality + rng.normal(0, 0.2), 0, 1))
+            features = {f: 0.0 for f in FEATURES} | {"term_coverage": cov}
+            level = float(np.clip(np.round(cov * 4 + rng.normal(0, 0.3)), 0, 4) / 4)
+            rr.claims.append(ClaimRow(f"r{i}-c{j}", list(Dimension)[j % 4], features, level))
+        out.append(rr)
+    return out
+
+
+def test_fit_recovers_a_known_relation() -> None:
+    train, test = _synthetic_runs(60, 1), _synthetic_runs(30, 2)
+    calibration = fit(train, data="synthetic")
+    assert calibration.weights["term_coverage"] > 3 * max(
+        abs(w) for f, w in calibration.weights.items() if f != "term_coverage")
+    predictions = {(rr.run.config, rr.run.paper_id): predict(calibration, rr, rr.run.judge_model)
+                   for rr in test}
+    # Keys (config, paper) repeat in the synthetic set: score the unique ones only.
+    unique = list({(rr.run.config, rr.run.paper_id): rr for rr in test}.values())
+    result = agreement_from_predictions(unique, predictions)
+    assert result["claim_spearman"] > 0.8 and result["run_spearman"] > 0.8
+
+
+def test_perfect_predictions_agree_perfectly() -> None:
+    rows = list({(rr.run.config, rr.run.paper_id): rr for rr in _synthetic_runs(40, 3)}.values())
+    perfect = {(rr.run.config, rr.run.paper_id): {c.claim_id: c.official for c in rr.claims}
+               for rr in rows}
+    result = agreement_from_predictions(rows, perfect)
+    assert result["claim_mae"] == 0 and result["config_mae"] == 0
+    assert result["claim_spearman"] == 1.0 and result["fail_recall"] == 1.0
+    assert result["fail_precision"] == 1.0
+
+
+def test_paper_folds_partition_the_papers() -> None:
+    papers = [f"p{i}" for i in range(11)]
+    folds = paper_folds(papers * 2, 4)
+    assert len(folds) == 4
+    assert set().union(*folds) == set(papers) and sum(len(f) for f in folds) == 11
