@@ -159,26 +159,27 @@ class LocalSandbox:
         return ["--ro-bind", path, path] if os.path.isdir(path) else []
 
     def _rlimits(self) -> list[str]:
+        """rlimits for the command; with a cgroup only core dumps are cut (the cgroup limits
+        memory and processes per sandbox, where RLIMIT_NPROC would count every process of the
+        uid machine-wide, other sandboxes' included, and RLIMIT_AS would break runtimes that
+        reserve large address ranges)."""
+        if self.cgroups is not None:
+            return ["prlimit", "--core=0", "--"]
         limits = self.spec.limits
-        memory = limits.memory_mb << 20
-        # The address-space cap is a backstop when no cgroup exists; a cgroup limit is exact.
-        address = memory * 4 if self.cgroups is not None else memory
-        return ["prlimit", f"--nproc={limits.pids}", f"--as={address}", "--core=0",
-                f"--fsize={limits.tmp_mb << 22}", "--"]
+        nproc = limits.pids + _tasks_of(os.getuid())  # RLIMIT_NPROC counts the caller's too
+        return ["prlimit", f"--nproc={nproc}", f"--as={limits.memory_mb << 20}", "--core=0", "--"]
 
     def _command_line(self, argv: list[str], cwd: str) -> list[str]:
         argv = ["env", "--", *argv]  # a missing program exits 127, as in a shell or docker
-        if not self.isolated:
-            return [*self._rlimits(), *argv]
-        inner = [*self._rlimits(), *self._bwrap_args(cwd), *argv]
-        if os.geteuid() != 0:
-            return inner
-        inner = [*_drop_root(), *inner]
+        # Unisolated (allow_unsafe) commands still get the limits and the unprivileged uid.
+        inner = [*self._rlimits(), *(self._bwrap_args(cwd) if self.isolated else []), *argv]
+        if os.geteuid() == 0:
+            inner = [*_drop_root(), *inner]
         if self.cgroups is None:
             return inner
         # The shell joins the cgroups itself before exec'ing, so no child can be born outside.
-        joins = "; ".join(f"echo $$ > {shlex.quote(str(path))}"
-                          for path in self.cgroups.procs_files)
+        joins = " && ".join(f"echo $$ > {shlex.quote(str(path))}"
+                            for path in self.cgroups.procs_files)
         return ["/bin/sh", "-c", f'{joins} && exec "$@"', "sabench", *inner]
 
     # -- commands -------------------------------------------------------------------------
@@ -314,6 +315,18 @@ class LocalSandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _tasks_of(uid: int) -> int:
+    """How many processes and threads `uid` runs now (what RLIMIT_NPROC compares against)."""
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if entry.stat().st_uid == uid:
+                count += len(os.listdir(entry / "task"))
+    return count
 
 
 def _shell_code(code: int) -> int:

@@ -37,7 +37,10 @@ def test_unsafe_opt_in_runs_and_warns_loudly(no_bwrap: None, capfd: pytest.Captu
     with open_sandbox(SandboxSpec(backend="local", allow_unsafe=True)) as box:
         box.write_file("in.txt", "data")
         result = box.exec("cat in.txt; echo; echo $HOME", env={"X": "1"})
+        uid = box.exec(["id", "-u"]).stdout.strip()
     assert result.stdout == "data\n/tmp\n"
+    if os.geteuid() == 0:
+        assert uid == str(SANDBOX_UID)  # even unisolated, never as root
     assert "UNISOLATED" in capfd.readouterr().err
 
 
