@@ -312,8 +312,12 @@ class DockerSandbox:
         raise SandboxBroken(f"exec never finished in {self._name()}")
 
     def _oom_killed(self, code: int) -> bool:
-        """A SIGKILL plus a new OOM kill in the container's memory cgroup means OOM."""
-        if code not in (137, -9):
+        """A failed command plus a new OOM kill in the container's memory cgroup means OOM.
+
+        Any non-zero exit is checked (one extra exec), not just 137: the victim may be a child
+        whose parent then exited with its own code.
+        """
+        if code == 0:
             return False
         probe = self._api(self.client.api.exec_create, self.container.id,
                           ["/bin/sh", "-c", OOM_PROBE], user="0")

@@ -228,3 +228,13 @@ def test_copy_in_never_writes_through_a_planted_link(box: Sandbox, tmp_path: Pat
     box.copy_in(source, "planted")
     assert list(victim.iterdir()) == []  # nothing landed on the host
     assert box.exec("cat planted/pkg/mod.py planted/top.txt").stdout == "X = 1\ntop\n"
+
+
+def test_oom_of_a_child_is_reported(make_box) -> None:
+    box = make_box(memory_mb=128)
+    parent = ("import subprocess, sys\n"
+              "child = subprocess.run([sys.executable, '-c', sys.argv[1]])\n"
+              "print('child exit', child.returncode)\nsys.exit(3)\n")
+    result = box.exec(["python3", "-c", parent, MEMORY_BOMB], timeout=60)
+    assert result.exit_code == 3 and result.stdout == "child exit -9\n"
+    assert result.oom_killed
