@@ -123,3 +123,29 @@ def test_llm_failure_is_an_error_or_falls_back_when_asked(tmp_path: Path) -> Non
             assert "ConnectionError" in verdict.llm_error
     assert any(getattr(v, "llm_error", None) for _, v in kept.verdicts())
     assert isinstance(kept.verdicts()[0][1], ClaimVerdict) and kept.errors == 0
+
+
+def test_real_offline_judge_routes_by_its_confidence(tmp_path: Path) -> None:
+    from sabench.verifiers.offline import OfflineJudge
+
+    repo = make_repo(tmp_path)
+    offline = OfflineJudge()
+    base = {v.id: v for _, v in offline.score(SPEC, repo).verdicts()}
+    threshold = 0.5
+    unsure = sorted(cid for cid, v in base.items() if v.confidence < threshold)
+    assert unsure and len(unsure) < len(base)  # the fixture exercises both paths
+    assert all(base[cid].evidence_refs for cid in unsure)  # so each one reaches the model
+    model = ScriptedChatModel(replies=[answer, answer])
+    judge = HybridJudge(offline, LLMJudge(model, concurrency=1, sleep=lambda _: None),
+                        threshold=threshold)
+    score = judge.score(SPEC, repo)
+    assert sorted(sent_ids(model)) == unsure
+    for _, verdict in score.verdicts():
+        if verdict.id in unsure:
+            assert verdict.score == 0.5 and verdict.judge == "llm:scripted-model"
+        else:
+            assert verdict == base[verdict.id].model_copy(update={"judge": offline.name})
+    # the evidence shown to the model is what the offline checks retrieved
+    request = str(model.received[0][-1].content)
+    for ref in base[unsure[0]].evidence_refs:
+        assert f"{ref} (" in request
