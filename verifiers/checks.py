@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from functools import cached_property
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from sabench.verifiers.evidence import Query, Window, make_query, rank_windows, select, to_evidence
@@ -179,6 +180,24 @@ class _RepoView:
         return out
 
     @cached_property
+    def term_functions(self) -> dict[str, np.ndarray]:
+        """term -> indices (into `functions`) of the functions whose body holds it."""
+        table: dict[str, list[int]] = {}
+        for i, (_, found) in enumerate(self.functions):
+            for term in found:
+                table.setdefault(term, []).append(i)
+        return {t: np.array(ids) for t, ids in table.items()}
+
+    @cached_property
+    def name_functions(self) -> dict[str, np.ndarray]:
+        """term -> indices of the functions whose name holds it."""
+        table: dict[str, list[int]] = {}
+        for i, (d, _) in enumerate(self.functions):
+            for term in term_set(d.name):
+                table.setdefault(term, []).append(i)
+        return {t: np.array(ids) for t, ids in table.items()}
+
+    @cached_property
     def call_order(self) -> dict[str, int]:
         return static_call_order(self.index)
 
@@ -260,15 +279,23 @@ def function_match(rv: _RepoView, weights: dict[str, float]
     total = sum(weights.values())
     if not total:
         return None, 0.0, 0.0
-    keys = weights.keys()
-    best, best_rank, best_cov = None, 0.0, 0.0
-    for d, found in rv.functions:
-        covered = sum(weights[t] for t in keys & found)
-        if not covered:
-            continue
-        rank = covered + sum(weights[t] for t in keys & term_set(d.name))
-        if rank > best_rank:
-            best, best_rank, best_cov = d, rank, covered
+    funcs = rv.functions
+    if not funcs:
+        return None, 0.0, 0.0
+    body = np.zeros(len(funcs))
+    name = np.zeros(len(funcs))
+    for term, weight in weights.items():
+        ids = rv.term_functions.get(term)
+        if ids is not None:
+            body[ids] += weight
+        ids = rv.name_functions.get(term)
+        if ids is not None:
+            name[ids] += weight
+    rank = np.where(body > 0, body + name, 0.0)
+    best_i = int(np.argmax(rank))  # first maximum: earliest function wins ties
+    if rank[best_i] <= 0:
+        return None, 0.0, 0.0
+    best, best_rank, best_cov = funcs[best_i][0], float(rank[best_i]), float(body[best_i])
     return best, best_cov / total, min(1.0, best_rank / total)
 
 

@@ -128,8 +128,9 @@ def factor_array(index: RepoIndex, dimension: Dimension) -> np.ndarray:
         arr = np.zeros(index.n_global + WINDOW, dtype=np.float64)
         for rel, entry in index.files.items():
             start = index.line_offset[rel]
-            arr[start:start + len(entry.lines)] = [
-                _ROLE_FACTOR[r] * _file_factor(entry, dimension, r) for r in entry.roles]
+            by_role = {r: _ROLE_FACTOR[r] * _file_factor(entry, dimension, r)
+                       for r in _ROLE_FACTOR}
+            arr[start:start + len(entry.lines)] = [by_role[r] for r in entry.roles]
         index.cache[key] = arr
     return index.cache[key]
 

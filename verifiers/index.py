@@ -270,6 +270,31 @@ class _PythonVisitor(ast.NodeVisitor):
         self.index, self.file, self.roles = index, file, roles
         self.scope: list[str] = []
         self.current: list[Definition] = []
+        # Dispatch by node type (NodeVisitor's name lookup per node is the slow part).
+        self._handlers = {ast.Module: self.visit_Module, ast.ClassDef: self.visit_ClassDef,
+                          ast.FunctionDef: self.visit_FunctionDef,
+                          ast.AsyncFunctionDef: self.visit_FunctionDef,
+                          ast.Assign: self.visit_Assign, ast.AnnAssign: self.visit_AnnAssign,
+                          ast.Dict: self.visit_Dict, ast.Call: self.visit_Call,
+                          ast.Import: self.visit_Import, ast.ImportFrom: self.visit_ImportFrom,
+                          ast.Expr: self.visit_Expr}
+
+    def visit(self, node: ast.AST) -> None:
+        handler = self._handlers.get(type(node))
+        if handler is not None:
+            handler(node)
+        else:
+            self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
     def _mark_docstring(self, body: list[ast.stmt]) -> None:
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
