@@ -320,15 +320,14 @@ def write_configs(out: Path, configs: dict[str, dict[str, str]]) -> None:
     path.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
 
 
-def already_scored(path: Path) -> bool:
-    """A score file that exists and loads (a damaged one is scored again)."""
+def already_scored(path: Path) -> PaperScore | None:
+    """The score in a file that exists and loads (None: absent or damaged, to score again)."""
     if not path.is_file():
-        return False
+        return None
     try:
-        PaperScore.load(path)
+        return PaperScore.load(path)
     except ResultFileError:
-        return False
-    return True
+        return None
 
 
 @dataclass
@@ -421,10 +420,11 @@ def score_runs(runs_root: Path, papers_dir: Path, judge_spec: str, out: Path, *,
         RunsRootError, DatasetError, JudgeSpecError, ModelConfigError: before any scoring.
     """
     options = judge_options or {}
-    make_judge(judge_spec, base_url, **options)  # fail fast on a bad spec or a missing key
+    # fail fast on a bad spec or a missing key, before any work
+    judge_name = make_judge(judge_spec, base_url, **options).name
     root = read_runs_root(runs_root)
     summary = ScoreRunsSummary()
-    todo = _plan(root, papers_dir, out, summary)
+    todo = _plan(root, papers_dir, out, summary, judge_name)
     write_configs(out, {c: root.configs[c] for c in {run.config for run, _, _ in todo}
                         | {o.config for o in summary.outcomes}})
     if on_total:
@@ -436,14 +436,20 @@ def score_runs(runs_root: Path, papers_dir: Path, judge_spec: str, out: Path, *,
     return summary
 
 
-def _plan(root: RunsRoot, papers_dir: Path, out: Path,
-          summary: ScoreRunsSummary) -> list[tuple[Run, PaperSpec, Path]]:
+def _plan(root: RunsRoot, papers_dir: Path, out: Path, summary: ScoreRunsSummary,
+          judge_name: str) -> list[tuple[Run, PaperSpec, Path]]:
     specs: dict[str, PaperSpec | str] = {}
     todo = []
     for run in root.runs:
         target = out / run.config / f"{run.paper_id}.json"
-        if already_scored(target):
-            summary.outcomes.append(RunOutcome(run.config, run.paper_id, "skipped"))
+        existing = already_scored(target)
+        if existing is not None:
+            # Never mix judges in one SCORES_DIR, and never overwrite another judge's scores.
+            same = existing.judge_name == judge_name
+            summary.outcomes.append(RunOutcome(
+                run.config, run.paper_id, "skipped" if same else "failed",
+                "" if same else f"{target}: scored by {existing.judge_name}, not {judge_name}; "
+                                "use another --out"))
             continue
         if run.paper_id not in specs:
             try:

@@ -319,3 +319,14 @@ def test_estimate_prices_llm_judges_and_not_offline_ones(tmp_path: Path,
     priced = scoring.estimate(spec, repo, make_judge("llm:openai:gpt-4o"))
     expected = (priced["input_tokens"] * 2.5 + priced["output_tokens"] * 10.0) / 1e6
     assert priced["dollars"] == pytest.approx(expected) and priced["dollars"] > 0
+
+
+def test_scores_of_another_judge_are_neither_reused_nor_overwritten(tmp_path: Path) -> None:
+    papers, root, out = make_papers(tmp_path), make_runs_root(tmp_path), tmp_path / "scores"
+    score_runs(root, papers, "keyword", out)
+    before = (out / "alpha_basic" / "toy.json").read_text()
+    summary = score_runs(root, papers, "scripted", out)
+    conflicts = [o for o in summary.outcomes if o.paper_id == "toy"]
+    assert all(o.status == "failed" and "scored by keyword, not llm:scripted" in o.error
+               for o in conflicts) and len(conflicts) == 2
+    assert (out / "alpha_basic" / "toy.json").read_text() == before
