@@ -120,6 +120,9 @@ class LocalSandbox:
                 "generated code unisolated")
         if not ok:
             print(UNSAFE_WARNING, file=sys.stderr, flush=True)
+        if os.geteuid() == 0:
+            for mount in spec.mounts:
+                _check_reachable(Path(mount.source))
         self._closed = False
         self._running: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
@@ -315,6 +318,19 @@ class LocalSandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_reachable(source: Path) -> None:
+    """Bubblewrap runs as the sandbox uid: every folder above a mount must let it through."""
+    path = source.resolve()
+    if not path.exists():
+        raise FileNotFoundError(f"mount source {source}: no such file or directory")
+    for folder in path.parents:
+        info = folder.stat()
+        if not (info.st_mode & 0o001 or info.st_uid == SANDBOX_UID):
+            raise PermissionError(
+                f"mount source {source}: {folder} is closed to the sandbox uid {SANDBOX_UID} "
+                "(needs o+x); move the folder or open that parent")
 
 
 def _tasks_of(uid: int) -> int:

@@ -75,7 +75,11 @@ class Limits(BaseModel):
 
 
 class Mount(BaseModel):
-    """An extra host directory bound into the sandbox (read-only unless said otherwise)."""
+    """An extra host directory bound into the sandbox (read-only unless said otherwise).
+
+    The sandbox runs as uid `SANDBOX_UID`, so the directory must be readable (and, for a
+    writable mount, writable) by that uid.
+    """
 
     model_config = ConfigDict(frozen=True)
 

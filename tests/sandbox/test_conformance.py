@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from sabench.sandbox.types import (
     BASE_ENV,
     SANDBOX_UID,
     CommandTimeout,
+    Mount,
     SandboxBroken,
     SandboxSpec,
 )
@@ -202,3 +206,27 @@ def test_closed_sandbox_refuses_commands(backend: str) -> None:
     sandbox.close()  # closing twice is harmless
     with pytest.raises(SandboxBroken):
         sandbox.exec("true")
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A host folder the sandbox uid may reach (pytest's tmp_path sits below a 0700 folder)."""
+    folder = Path(tempfile.mkdtemp(prefix="sabench-test-mount-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_extra_mounts_are_read_only_by_default(backend: str, shared_dir: Path) -> None:
+    (shared_dir / "data.txt").write_text("shared data\n")
+    spec = SandboxSpec(backend=backend, limits=TEST_LIMITS,
+                       mounts=(Mount(source=str(shared_dir), target="/data"),))
+    with open_sandbox(spec) as sandbox:
+        assert sandbox.exec("cat /data/data.txt").stdout == "shared data\n"
+        assert sandbox.exec("echo x > /data/new.txt").exit_code != 0
+    assert sorted(p.name for p in shared_dir.iterdir()) == ["data.txt"]
+
+
+def test_mount_target_must_be_absolute() -> None:
+    with pytest.raises(ValueError, match="absolute"):
+        Mount(source="/tmp", target="relative/dir")

@@ -12,7 +12,13 @@ import pytest
 from sabench.sandbox.cgroups import CgroupSet
 from sabench.sandbox.local_backend import LocalBackend, LocalSandbox, bwrap_status
 from sabench.sandbox.protocol import open_sandbox
-from sabench.sandbox.types import SANDBOX_UID, Limits, SandboxSpec, UnsafeExecutionRefused
+from sabench.sandbox.types import (
+    SANDBOX_UID,
+    Limits,
+    Mount,
+    SandboxSpec,
+    UnsafeExecutionRefused,
+)
 
 from .conftest import require_backend
 
@@ -80,3 +86,14 @@ def test_cgroup_limits_are_applied() -> None:
         dirs = list(cgroups.dirs.values())
     assert members and uids == {SANDBOX_UID}  # every process in it runs unprivileged
     assert all(not path.exists() for path in dirs)  # removed on close
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox uid differs from the caller's as root")
+def test_unreachable_mount_is_refused_up_front(tmp_path: Path) -> None:
+    require_backend("local")
+    closed = tmp_path / "closed"
+    (closed / "inner").mkdir(parents=True)
+    closed.chmod(0o700)
+    spec = SandboxSpec(backend="local", mounts=(Mount(source=str(closed / "inner"), target="/d"),))
+    with pytest.raises(PermissionError, match="closed to the sandbox uid"):
+        LocalSandbox(spec)

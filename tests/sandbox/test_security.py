@@ -72,6 +72,11 @@ def test_host_loopback_server_is_unreachable(box: Sandbox) -> None:
             server.accept()  # nothing arrived from the sandbox
 
 
+def test_no_engine_socket_inside(box: Sandbox) -> None:
+    probe = box.exec("ls -l /var/run/docker.sock /run/docker.sock /run/containerd 2>&1; exit 0")
+    assert "No such file" in probe.stdout and "srw" not in probe.stdout
+
+
 def test_home_canary_and_project_are_invisible(backend: str) -> None:
     secret = f"canary-{uuid.uuid4().hex}"
     canary = Path.home() / f".sabench-canary-{uuid.uuid4().hex[:8]}"
