@@ -63,8 +63,9 @@ def inside_cwd(cwd: str | None) -> str:
 class HostWorkspace:
     """A private, root-owned parent holding a workspace owned by the sandbox uid.
 
-    Layout: ``<tmp>/sabench-<id>/ws`` (bound at /workspace) and ``<tmp>/sabench-<id>/ctl``
-    (host-only control files such as stdin data, bound read-only where a backend needs them).
+    Layout: ``<tmp>/sabench.sandbox-<backend>-<random>/`` holds ``ws/`` (bound at /workspace),
+    ``ctl/`` (host-made control files such as stdin data, bound read-only where a backend needs
+    them) and the owner file the reaper reads.
     """
 
     def __init__(self, kind: str) -> None:
@@ -126,12 +127,16 @@ class HostWorkspace:
     def read_file(self, rel: str) -> bytes:
         target = self.resolve(rel)
         try:
-            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+            # O_NONBLOCK: a FIFO planted by sandboxed code must not hang the host on open.
+            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             raise FileNotFoundError(f"{rel}: no such file in the sandbox workspace") from None
         with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise IsADirectoryError(f"{rel}: not a regular file")
+            mode = os.fstat(handle.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(f"{rel}: is a directory")
+            if not stat.S_ISREG(mode):
+                raise PermissionError(f"{rel}: not a regular file")
             return handle.read()
 
     def copy_in(self, src: Path, dest: str = ".") -> None:
@@ -186,11 +191,23 @@ class HostWorkspace:
         source = self.resolve(src)
         if not source.is_dir():
             raise NotADirectoryError(f"{src}: not a directory in the sandbox workspace")
-        # symlinks=True copies links as links: never dereferenced on the host.
-        shutil.copytree(source, Path(dest), symlinks=True, dirs_exist_ok=True)
+        # symlinks=True copies links as links: never dereferenced on the host. FIFOs, sockets
+        # and devices are skipped: reading one could block or mean nothing outside.
+        shutil.copytree(source, Path(dest), symlinks=True, dirs_exist_ok=True,
+                        ignore=_special_files)
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _special_files(folder: str, names: list[str]) -> set[str]:
+    """Names in `folder` that are neither regular files, directories nor symlinks."""
+    skipped = set()
+    for name in names:
+        mode = os.lstat(os.path.join(folder, name)).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            skipped.add(name)
+    return skipped
 
 
 class OutputCapture:

@@ -243,3 +243,11 @@ def test_oom_of_a_child_is_reported(make_box) -> None:
     result = box.exec(["python3", "-c", parent, MEMORY_BOMB], timeout=60)
     assert result.exit_code == 3 and result.stdout == "child exit -9\n"
     assert result.oom_killed
+
+
+def test_planted_fifo_neither_hangs_nor_leaks(box: Sandbox, tmp_path: Path) -> None:
+    box.exec("mkdir -p fifo-dir && mkfifo fifo-dir/pipe && echo ok > fifo-dir/file")
+    with pytest.raises(PermissionError, match="not a regular file"):
+        box.read_file("fifo-dir/pipe")
+    box.copy_out(tmp_path / "out", "fifo-dir")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["file"]
