@@ -7,6 +7,7 @@ a link planted by sandboxed code can never make the host read or write outside t
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -14,6 +15,7 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from sabench.sandbox.types import BASE_ENV, LABEL, SANDBOX_GID, SANDBOX_UID, WORKSPACE, Limits
 
@@ -110,8 +112,7 @@ class HostWorkspace:
         target = self.resolve(rel)
         self._make_parents(target.parent)
         payload = data.encode() if isinstance(data, str) else data
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as handle:
+        with _open_for_write(target) as handle:
             handle.write(payload)
         self._chown(target)
 
@@ -173,8 +174,7 @@ class HostWorkspace:
             return
         if dest.is_symlink():
             dest.unlink()
-        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as out, source.open("rb") as data:
+        with _open_for_write(dest) as out, source.open("rb") as data:
             shutil.copyfileobj(data, out)
         os.chmod(dest, source.stat().st_mode & 0o777, follow_symlinks=False)
         self._chown(dest)
@@ -198,6 +198,23 @@ class HostWorkspace:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _open_for_write(path: Path) -> BinaryIO:
+    """Open a workspace file for writing without following a link or blocking on a FIFO."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):
+            raise PermissionError(f"{path.name}: not a regular file") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PermissionError(f"{path.name}: not a regular file")
+    os.ftruncate(fd, 0)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "wb")
 
 
 def _special_files(folder: str, names: list[str]) -> set[str]:

@@ -249,5 +249,7 @@ def test_planted_fifo_neither_hangs_nor_leaks(box: Sandbox, tmp_path: Path) -> N
     box.exec("mkdir -p fifo-dir && mkfifo fifo-dir/pipe && echo ok > fifo-dir/file")
     with pytest.raises(PermissionError, match="not a regular file"):
         box.read_file("fifo-dir/pipe")
+    with pytest.raises(PermissionError, match="not a regular file"):
+        box.write_file("fifo-dir/pipe", "would block on a FIFO")
     box.copy_out(tmp_path / "out", "fifo-dir")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["file"]
