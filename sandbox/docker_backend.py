@@ -155,7 +155,7 @@ class DockerBackend:
         """
         with ThreadPoolExecutor(max(1, min(count, 16))) as pool:
             futures = [pool.submit(DockerSandbox, spec) for _ in range(count)]
-        errors = [future.exception() for future in futures if future.exception() is not None]
+        errors = [error for future in futures if (error := future.exception()) is not None]
         for future in futures:
             if future.exception() is None:
                 _pool.put(future.result())  # kept even if a sibling failed: drained at exit

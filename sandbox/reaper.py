@@ -14,6 +14,7 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -49,7 +50,7 @@ def _orphan(owner: str | None) -> bool:
     return not _alive(int(pid))
 
 
-def sandbox_containers(owner: str | None = None) -> list:
+def sandbox_containers(owner: str | None = None) -> list[Any]:
     """Containers (running or not) labelled as sandboxes, optionally of one owner."""
     from sabench.sandbox.docker_backend import docker_client
 
@@ -59,7 +60,7 @@ def sandbox_containers(owner: str | None = None) -> list:
 
 def reap_containers(everything: bool = False, owner: str | None = None) -> list[str]:
     """Remove orphaned sandbox containers (all of them with `everything`, or one owner's)."""
-    removed = []
+    removed: list[str] = []
     for container in sandbox_containers(owner):
         tag = container.labels.get(f"{LABEL}.owner")
         if everything or owner or _orphan(tag):
@@ -70,7 +71,7 @@ def reap_containers(everything: bool = False, owner: str | None = None) -> list[
 
 
 def reap_workspaces(everything: bool = False) -> list[str]:
-    removed = []
+    removed: list[str] = []
     for folder in Path(tempfile.gettempdir()).glob(f"{LABEL}-*"):
         owner_file = folder / OWNER_FILE
         with contextlib.suppress(OSError, ValueError):
@@ -82,7 +83,7 @@ def reap_workspaces(everything: bool = False) -> list[str]:
 
 
 def reap_cgroups(everything: bool = False) -> list[str]:
-    removed = []
+    removed: list[str] = []
     if not CGROUP_ROOT.is_dir():
         return removed
     for path in CGROUP_ROOT.rglob(f"{LABEL}-*"):

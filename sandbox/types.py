@@ -64,14 +64,14 @@ class Limits(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    memory_mb: int = Field(1024, ge=16, description="RAM for the whole sandbox; swap is off")
-    cpus: float = Field(1.0, gt=0, description="CPU quota in cores")
-    pids: int = Field(256, ge=8, description="maximum number of processes/threads")
-    tmp_mb: int = Field(256, ge=1, description="size of the private tmpfs /tmp")
-    timeout_s: float = Field(60.0, gt=0, description="default per-command timeout")
-    output_bytes: int = Field(1 << 20, ge=1024, description="bytes kept per stream")
+    memory_mb: int = Field(default=1024, ge=16, description="RAM of the whole sandbox, no swap")
+    cpus: float = Field(default=1.0, gt=0, description="CPU quota in cores")
+    pids: int = Field(default=256, ge=8, description="maximum number of processes/threads")
+    tmp_mb: int = Field(default=256, ge=1, description="size of the private tmpfs /tmp")
+    timeout_s: float = Field(default=60.0, gt=0, description="default per-command timeout")
+    output_bytes: int = Field(default=1 << 20, ge=1024, description="bytes kept per stream")
     flood_bytes: int = Field(
-        64 << 20, ge=1024, description="total output after which the command is killed")
+        default=64 << 20, ge=1024, description="total output after which the command is killed")
 
 
 class Mount(BaseModel):

@@ -192,6 +192,7 @@ def _import(client: Any, root: Path, recipe: Recipe) -> None:
                'CMD ["sleep", "infinity"]']
     tar = subprocess.Popen(["tar", "--numeric-owner", "-C", str(root), "-cf", "-", "."],
                            stdout=subprocess.PIPE)
+    assert tar.stdout is not None  # stdout=PIPE
     try:
         client.api.import_image_from_stream(tar.stdout, repository=repository, tag=tag,
                                             changes=changes)
