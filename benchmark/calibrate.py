@@ -173,13 +173,39 @@ def _cuts(raw: np.ndarray) -> np.ndarray:
     return np.cumsum(np.concatenate(([raw[0]], np.exp(raw[1:]))))
 
 
-def _negative_log_likelihood(theta: np.ndarray, d: _Design, nf: int) -> float:
+def _negative_log_likelihood(theta: np.ndarray, d: _Design, nf: int
+                             ) -> tuple[float, np.ndarray]:
+    """The penalised negative log-likelihood of the ordinal model and its gradient."""
     weights, offsets = theta[:nf], theta[nf:nf + 4]
     raw = theta[nf + 4:].reshape(len(d.judges), 4)
-    cuts = np.stack([_cuts(r) for r in raw])[d.judge]
-    probs = level_probabilities(d.x, d.dims, cuts, weights, offsets)
-    picked = probs[np.arange(len(d.level)), d.level]
-    return float(-np.log(np.clip(picked, 1e-9, 1.0)).sum() + RIDGE * np.sum(weights ** 2))
+    cuts = np.stack([_cuts(r) for r in raw])[d.judge]  # n x 4
+    eta = d.x @ weights + offsets[d.dims]
+    n = len(eta)
+    # Padded cut points: level k lies between upper[k-1] and upper[k]; -inf / +inf at the ends.
+    sig = 1.0 / (1.0 + np.exp(-(cuts - eta[:, None])))
+    big_f = np.concatenate([np.zeros((n, 1)), sig, np.ones((n, 1))], axis=1)
+    small_f = np.concatenate([np.zeros((n, 1)), sig * (1 - sig), np.zeros((n, 1))], axis=1)
+    rows = np.arange(n)
+    hi, lo = d.level + 1, d.level
+    prob = np.clip(big_f[rows, hi] - big_f[rows, lo], 1e-12, 1.0)
+    loss = float(-np.log(prob).sum() + RIDGE * np.sum(weights ** 2))
+    d_eta = (small_f[rows, hi] - small_f[rows, lo]) / prob  # d(-log p)/d eta
+    grad = np.zeros_like(theta)
+    grad[:nf] = d.x.T @ d_eta + 2 * RIDGE * weights
+    grad[nf:nf + 4] = np.bincount(d.dims, weights=d_eta, minlength=4)
+    # d(-log p)/d cut_j: -f_j/p when j is the upper cut, +f_j/p when it is the lower one.
+    d_cut = np.zeros((n, 4))
+    upper = hi - 1 < 4
+    d_cut[rows[upper], (hi - 1)[upper]] -= small_f[rows, hi][upper] / prob[upper]
+    lower = lo >= 1
+    d_cut[rows[lower], (lo - 1)[lower]] += small_f[rows, lo][lower] / prob[lower]
+    for j, r in enumerate(raw):
+        mine = d.judge == j
+        g_c = d_cut[mine].sum(axis=0)  # per cut point
+        tail = np.cumsum(g_c[::-1])[::-1]  # cut i moves every cut from i on
+        scale = np.concatenate(([1.0], np.exp(r[1:])))
+        grad[nf + 4 + 4 * j: nf + 8 + 4 * j] = tail * scale
+    return loss, grad
 
 
 def fit(runs: list[RunRows], features: list[str] | None = None, data: str = "") -> Calibration:
@@ -197,7 +223,8 @@ def fit(runs: list[RunRows], features: list[str] | None = None, data: str = "") 
         raise RunsIndexError("no claim with an official score to calibrate on")
     nf = len(features)
     theta0 = np.zeros(nf + 4 + 4 * len(judges))
-    result = minimize(_negative_log_likelihood, theta0, args=(design, nf), method="L-BFGS-B")
+    result = minimize(_negative_log_likelihood, theta0, args=(design, nf), method="L-BFGS-B",
+                      jac=True)
     theta = result.x
     raw = theta[nf + 4:].reshape(len(judges), 4)
     cutpoints = {j: [round(float(c), 4) for c in _cuts(r)] for j, r in zip(judges, raw,
