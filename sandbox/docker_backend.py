@@ -40,6 +40,7 @@ from sabench.sandbox.workspace import (
     environment,
     inside_cwd,
     to_argv,
+    track,
 )
 
 #: Read-only bind of the host control folder (stdin files) inside the container.
@@ -182,6 +183,7 @@ class DockerSandbox:
         self._closed = False
         self._exec_lock = threading.Lock()  # one command at a time: each cleans up after itself
         self.workspace = HostWorkspace("docker")
+        track(self)
         try:
             self._start()
         except BaseException:

@@ -48,6 +48,7 @@ from sabench.sandbox.workspace import (
     environment,
     inside_cwd,
     to_argv,
+    track,
 )
 
 #: System paths bound read-only (when present); a symlink such as /bin -> usr/bin is recreated.
@@ -128,6 +129,7 @@ class LocalSandbox:
         self._lock = threading.Lock()
         self._exec_lock = threading.Lock()  # one command at a time, as in the docker backend
         self.workspace = HostWorkspace("local")
+        track(self)
         self.cgroups = CgroupSet.create(spec.limits) if os.geteuid() == 0 else None
         for name, text in (("passwd", PASSWD), ("group", GROUP), ("hosts", HOSTS)):
             (self.workspace.ctl / name).write_text(text)

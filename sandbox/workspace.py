@@ -7,20 +7,38 @@ a link planted by sandboxed code can never make the host read or write outside t
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import errno
 import os
 import shutil
 import stat
 import tempfile
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from sabench.sandbox.types import BASE_ENV, LABEL, SANDBOX_GID, SANDBOX_UID, WORKSPACE, Limits
 
 #: Name of the file that records which host process owns a workspace (read by the reaper).
 OWNER_FILE = ".sabench-owner"
+
+
+_live: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def track(sandbox: Any) -> None:
+    """Remember an open sandbox so interpreter exit closes it even without `with`/`close()`."""
+    _live.add(sandbox)
+
+
+@atexit.register
+def _close_forgotten() -> None:
+    for sandbox in list(_live):
+        with contextlib.suppress(Exception):
+            sandbox.close()
 
 
 def to_argv(cmd: str | Sequence[str]) -> list[str]:

@@ -253,3 +253,16 @@ def test_planted_fifo_neither_hangs_nor_leaks(box: Sandbox, tmp_path: Path) -> N
         box.write_file("fifo-dir/pipe", "would block on a FIFO")
     box.copy_out(tmp_path / "out", "fifo-dir")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["file"]
+
+
+def test_forgotten_sandbox_is_closed_at_interpreter_exit(backend: str) -> None:
+    script = textwrap.dedent("""
+        import sys
+        from sabench.sandbox.protocol import open_sandbox
+        from sabench.sandbox.types import SandboxSpec
+        box = open_sandbox(SandboxSpec(backend=sys.argv[1]))  # never closed by the script
+        print(box.container.name if sys.argv[1] == "docker" else box.workspace.root)
+    """)
+    done = subprocess.run([sys.executable, "-c", script, backend], capture_output=True,
+                          text=True, timeout=120, cwd=REPO_ROOT, check=True)
+    assert not _exists(backend, done.stdout.strip())
