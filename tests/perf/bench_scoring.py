@@ -55,6 +55,39 @@ def score_runs(dest: Path, judge: str, jobs: int) -> dict[str, object]:
             "per_run_s": round(first["wall_s"] / max(summary["scored"], 1), 3)}
 
 
+def category_agreement(dest: Path) -> dict[str, object]:
+    """How often our category of a low claim equals the one read from the official reason.
+
+    Over the complete dev runs (no missing cited files), on claims both judges score <= 0.25.
+    """
+    from collections import Counter
+
+    from sabench.verifiers.taxonomy import read_reasoning
+    from sabench.verifiers.types import PaperScore
+
+    index = json.loads((DATA / "runs" / "index.json").read_text())
+    pairs: Counter[tuple[str, str]] = Counter()
+    for run in index["runs"]:
+        ours_path = dest / "scores" / run["config"] / f"{run['paper_id']}.json"
+        if run["missing_cited_files"] or not ours_path.is_file():
+            continue
+        ours = {v.id: v for _, v in PaperScore.load(ours_path).verdicts()}
+        for dim, theirs in PaperScore.load(DATA / run["official_score"]).verdicts():
+            mine = ours.get(theirs.id)
+            if (theirs.score is None or theirs.score > 0.25 or mine is None
+                    or mine.score is None or mine.score > 0.25):
+                continue
+            pairs[(str(mine.failure_category), str(read_reasoning(theirs.judge_reasoning,
+                                                                  dim).category))] += 1
+    n = sum(pairs.values())
+    ours_share = Counter()
+    for (mine, _), count in pairs.items():
+        ours_share[mine] += count
+    same = sum(c for (a, b), c in pairs.items() if a == b)
+    return {"claims_both_low": n, "agreement": round(same / n, 3) if n else None,
+            "ours": {k: round(c / n, 3) for k, c in ours_share.most_common()}}
+
+
 def taxonomy_time() -> dict[str, float]:
     from sabench.verifiers.taxonomy import release_comparison
 
@@ -74,10 +107,14 @@ def main() -> None:
         subprocess.run(["sh", str(DATA / "unpack.sh"), str(dest)], check=True,
                        stdout=subprocess.DEVNULL)
         runs = score_runs(dest, args.judge, args.jobs)
+        agreement = category_agreement(dest)
     first = runs["first"]
     print(json.dumps({
         "judge": args.judge, "jobs": args.jobs, "cores": os.cpu_count(),
-        "score_runs": runs, **taxonomy_time(),
+        "score_runs": runs, **taxonomy_time(), "category_agreement": agreement,
+        # The machine is shared: wall time grows with others' load, CPU time does not.
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "cpu_s_per_core": round(first["cpu_s"] / min(args.jobs, os.cpu_count() or 1), 1),
         "target_s": TARGET_S, "target_mb": TARGET_MB,
         "meets_time": first["wall_s"] <= TARGET_S, "meets_memory": first["peak_mb"] <= TARGET_MB,
     }, indent=1))
