@@ -32,6 +32,9 @@ JudgeOption = Annotated[str, typer.Option(
 BaseUrlOption = Annotated[str | None, typer.Option(
     "--base-url", envvar="OPENAI_BASE_URL",
     help="Server URL for openai-compatible models (default: $OPENAI_BASE_URL).")]
+ThresholdOption = Annotated[float | None, typer.Option(
+    "--threshold", min=0.0, max=1.0,
+    help="Hybrid judge: send claims whose offline confidence is below this (default 0.5).")]
 EmulateOption = Annotated[str | None, typer.Option(
     "--emulate", help="Offline and hybrid judges: the judge model to emulate "
                       "(gpt-5.5, deepseek-v4-pro; default: the stricter one).")]
@@ -51,11 +54,12 @@ def score(
         "--estimate", help="Print requests, tokens and dollars it would cost; call no model.")]
     = False,
     emulate: EmulateOption = None,
+    threshold: ThresholdOption = None,
 ) -> None:
     """Score one repository against one paper's claims (official-compatible JSON)."""
     spec = paper_spec(papers, paper)
     recorder = UsageRecorder()
-    chosen = make_judge(judge, base_url, recorder=recorder, **_emulating(emulate))
+    chosen = make_judge(judge, base_url, recorder=recorder, **_judge_options(emulate, threshold))
     if estimate_only:
         sys.stdout.write(json.dumps(estimate(spec, repo, chosen), indent=1) + "\n")
         return
@@ -68,8 +72,11 @@ def score(
     console.print(f"wrote {out}")
 
 
-def _emulating(emulate: str | None) -> dict[str, str]:
-    return {"emulate": emulate} if emulate else {}
+def _judge_options(emulate: str | None, threshold: float | None) -> dict[str, object]:
+    options: dict[str, object] = {"emulate": emulate} if emulate else {}
+    if threshold is not None:
+        options["threshold"] = threshold
+    return options
 
 
 def _score_table(result: PaperScore) -> Table:
@@ -96,6 +103,7 @@ def score_runs_command(
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     emulate: EmulateOption = None,
+    threshold: ThresholdOption = None,
 ) -> None:
     """Score every run of a runs root into SCORES_DIR (resumable: scored runs are skipped)."""
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -111,7 +119,7 @@ def score_runs_command(
 
         summary = score_runs(runs_root, papers, judge, out, jobs=jobs, base_url=base_url,
                              on_done=done, on_total=lambda n: progress.update(task, total=n),
-                             judge_options=_emulating(emulate))
+                             judge_options=_judge_options(emulate, threshold))
     _report(summary, out, as_json)
     if summary.count("failed"):
         raise typer.Exit(1)

@@ -82,10 +82,15 @@ class JudgeRequest:
         return self.model_spec
 
 
+def _without(options: dict[str, Any], *names: str) -> dict[str, Any]:
+    """Options minus those meant for other judge kinds (the CLI passes them to every kind)."""
+    return {k: v for k, v in options.items() if k not in names}
+
+
 def _offline_kind(request: JudgeRequest) -> Judge:
     if request.model_spec:
         raise JudgeSpecError(f"judge {request.spec!r}: the offline judge takes no model")
-    return _offline_judge(**request.options)
+    return _offline_judge(**_without(request.options, "threshold"))
 
 
 def _keyword_kind(request: JudgeRequest) -> Judge:
@@ -93,11 +98,11 @@ def _keyword_kind(request: JudgeRequest) -> Judge:
         raise JudgeSpecError(f"judge {request.spec!r}: the keyword judge takes no model")
     from sabench.verifiers.keyword import KeywordJudge
 
-    return KeywordJudge(**{k: v for k, v in request.options.items() if k != "emulate"})
+    return KeywordJudge(**_without(request.options, "emulate", "threshold"))
 
 
 def _llm_kind(request: JudgeRequest) -> Judge:
-    options = {k: v for k, v in request.options.items() if k != "emulate"}  # offline only
+    options = _without(request.options, "emulate", "threshold")
     return _llm_judge(request.require_model(), request.base_url, request.recorder, **options)
 
 

@@ -359,12 +359,14 @@ class HybridJudge:
     """The offline judge where it is confident, the LLM judge for the rest.
 
     A claim goes to the LLM when the offline verdict's `confidence` is below `threshold` (or
-    missing, or the offline verdict is an error). With `fallback_to_offline`, a claim the LLM
+    missing, or the offline verdict is an error). The default, 0.5, sends about a fifth of the
+    claims on the development runs: offline verdicts below it matched the official judge's
+    level 34% of the time, those above it 65%. With `fallback_to_offline`, a claim the LLM
     fails on keeps its offline verdict (noted in an `llm_error` field); otherwise it becomes an
     error verdict like in the LLM judge.
     """
 
-    def __init__(self, offline: Judge, llm: LLMJudge, *, threshold: float = 0.7,
+    def __init__(self, offline: Judge, llm: LLMJudge, *, threshold: float = 0.5,
                  fallback_to_offline: bool = False, name: str | None = None) -> None:
         self.offline = offline
         self.llm = llm
