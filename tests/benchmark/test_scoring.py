@@ -330,3 +330,17 @@ def test_scores_of_another_judge_are_neither_reused_nor_overwritten(tmp_path: Pa
     assert all(o.status == "failed" and "scored by keyword, not llm:scripted" in o.error
                for o in conflicts) and len(conflicts) == 2
     assert (out / "alpha_basic" / "toy.json").read_text() == before
+
+
+def test_hybrid_spec_passes_threshold_and_emulated_judge() -> None:
+    from sabench.verifiers.llm_judge import HybridJudge
+
+    judge = make_judge("hybrid:openai-compatible:qwen", "http://judge.local/v1",
+                       threshold=0.3, emulate="deepseek-v4-pro")
+    assert isinstance(judge, HybridJudge) and judge.threshold == 0.3
+    assert judge.offline.name == "offline:deepseek-v4-pro"
+    assert judge.name == "hybrid:openai-compatible:qwen"
+    # options meant for other kinds are ignored, not errors
+    assert make_judge("offline", threshold=0.3, emulate="gpt-5.5").name == "offline:gpt-5.5"
+    with pytest.raises(JudgeSpecError, match="cannot emulate"):
+        make_judge("offline", emulate="nobody")
