@@ -175,6 +175,7 @@ class _Attempts:
 
     verdicts: dict[str, ReplyVerdict] = field(default_factory=dict)
     problem: str = ""
+    feedback: str = ""  # what was wrong with the last reply, told to the model on retry
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -208,7 +209,7 @@ class LLMJudge:
         self.model = model
         self._name = name or f"llm:{_model_name(model)}"
         self.evidence = evidence or default_evidence(evidence_per_claim)
-        self.default_evidence = evidence is None
+        self.uses_default_evidence = evidence is None
         self.batch_size = batch_size
         self.evidence_per_claim = evidence_per_claim
         self.max_attempts = max_attempts
@@ -288,23 +289,23 @@ class LLMJudge:
 
     def _attempt(self, spec: PaperSpec, pending: list[Claim],
                  evidence: dict[str, list[Evidence]], state: _Attempts) -> None:
-        messages = self.messages(spec, pending, evidence, retry_problem=state.problem)
+        messages = self.messages(spec, pending, evidence, retry_problem=state.feedback)
         state.calls += 1
         try:
             reply = self.model.invoke(messages, config={"callbacks": self.callbacks})
         except Exception as exc:  # transport errors of any SDK: retried, then surfaced
             state.problem = f"model call failed: {type(exc).__name__}: {_one_line(exc)}"
-            return
+            return  # the model never answered: keep the last feedback, if any
         meta = getattr(reply, "usage_metadata", None) or {}
         state.input_tokens += int(meta.get("input_tokens") or 0)
         state.output_tokens += int(meta.get("output_tokens") or 0)
         try:
             found, problem = parse_reply(reply_text(reply), [c.id for c in pending])
         except ReplyError as exc:
-            state.problem = str(exc)
+            state.problem = state.feedback = str(exc)
             return
         state.verdicts.update(found)
-        state.problem = problem or ""
+        state.problem = state.feedback = problem or ""
 
     def _count(self, state: _Attempts) -> None:
         with self._lock:  # batches finish on several threads
@@ -401,7 +402,7 @@ class HybridJudge:
         uses default retrieval, the evidence those checks already retrieved (no second index).
         """
         assess = getattr(self.offline, "assess", None)
-        if assess is None or not self.llm.default_evidence:
+        if assess is None or not self.llm.uses_default_evidence:
             return self.offline.score(spec, repo), None
         score, checks = assess(spec, repo)
         return score, lambda claim: list(checks[claim.id].evidence) if claim.id in checks else []

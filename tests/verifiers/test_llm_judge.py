@@ -284,3 +284,11 @@ def test_plan_matches_what_scoring_sends(tmp_path: Path) -> None:
     assert (plan.claims_sent, plan.claims_without_evidence) == (9, 1)
     sent_chars = sum(len(str(m.content)) for messages in model.received for m in messages)
     assert plan.input_tokens == sent_chars // 4
+
+
+def test_transport_retry_does_not_blame_the_model(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    model = ScriptedChatModel(replies=[ConnectionError("reset"), answer_all()])
+    judge_for(model, repo).score(make_spec(1), repo)
+    assert str(model.received[0][-1].content) == str(model.received[1][-1].content)
+    assert "could not be used" not in str(model.received[1][-1].content)
