@@ -69,6 +69,12 @@ def score(
         return
     write_score(result, out)
     console.print(_score_table(result))
+    usage = getattr(result, "usage", None)
+    if usage:
+        console.print(f"{usage['calls']} model calls, {usage['input_tokens']:,} tokens in, "
+                      f"{usage['output_tokens']:,} out, ${usage['dollars']:.4f}"
+                      + (f" ({usage['unpriced_calls']} calls unpriced)"
+                         if usage["unpriced_calls"] else ""))
     console.print(f"wrote {out}")
 
 

@@ -218,6 +218,7 @@ def test_cli_score_writes_official_json(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["paper_id"] == "toy" and set(data["dimensions"]) == {"D1", "D2"}
     assert data["dimensions"]["D1"]["claims"][0]["score"] == 0.75
+    assert data["usage"]["calls"] == 2 and "2 model calls" in result.output
 
 
 def test_cli_score_runs_json_summary_and_exit_code(tmp_path: Path) -> None:
