@@ -112,7 +112,8 @@ def run_rows(run: RunRef, spec: PaperSpec, k: int = 8) -> RunRows:
                                   if r.score is not None} if official else {})
     for claim in spec.claims:
         check = check_claim(index, claim, k)
-        rows.claims.append(ClaimRow(claim.id, claim.dimension, claim_features(check, facts),
+        features = claim_features(check, facts, len(spec.claims))
+        rows.claims.append(ClaimRow(claim.id, claim.dimension, features,
                                     scores.get(claim.id)))
     return rows
 

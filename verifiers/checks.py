@@ -56,6 +56,7 @@ class ClaimCheck(BaseModel):
 
     claim_id: str
     dimension: Dimension
+    claim_chars: int = 0
     numbers: list[str] = []
     numbers_in_code: list[str] = []
     numbers_docs_only: list[str] = []
@@ -66,6 +67,11 @@ class ClaimCheck(BaseModel):
     window_coverage: float = 0.0
     window_numbers: float = 0.0
     window_executable: float = 0.0
+    evidence_coverage: float = 0.0
+    evidence_numbers: float = 0.0
+    function_size: int = 0
+    operations: int = 0
+    operations_in_function: int = 0
     function: str | None = None
     function_coverage: float = 0.0
     function_stub: str | None = None
@@ -179,6 +185,12 @@ class _RepoView:
             out.append((d, frozenset(found)))
         return out
 
+    def function_terms(self, d: Definition) -> frozenset[str]:
+        for other, found in self.functions:
+            if other is d:
+                return found
+        return frozenset()
+
     @cached_property
     def term_functions(self) -> dict[str, np.ndarray]:
         """term -> indices (into `functions`) of the functions whose body holds it."""
@@ -241,8 +253,13 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
     phases, found, order = check_phases(rv, claim) if claim.dimension == Dimension.D4 else (
         0, [], None)
     top = windows[0] if windows else None
+    seen_terms = set().union(*(w.terms for w in windows[:3])) if windows else set()
+    seen_numbers = set().union(*(w.numbers for w in windows[:3])) if windows else set()
+    ops = _operations(claim.text)
+    body = rv.function_terms(function) if function else frozenset()
     return ClaimCheck(
-        claim_id=claim.id, dimension=claim.dimension, numbers=nums, numbers_in_code=in_code,
+        claim_id=claim.id, dimension=claim.dimension, claim_chars=len(claim.text), numbers=nums,
+        numbers_in_code=in_code,
         numbers_docs_only=[n for n in nums if n not in rv.code_numbers and n in rv.any_numbers],
         numbers_bound=bound_numbers(index, query), value_mismatches=mismatches(index, query),
         term_coverage=_share(query.weights, rv.code_terms),
@@ -252,6 +269,10 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
         window_executable=top.executable_share if top else 0.0,
         function=function.qualname if function else None, function_coverage=coverage,
         function_stub=function.stub if function else None,
+        evidence_coverage=_share(query.weights, seen_terms),
+        evidence_numbers=len(seen_numbers) / len(nums) if nums else 0.0,
+        function_size=_executable_size(index, function) if function else 0,
+        operations=len(ops), operations_in_function=len(ops & body),
         placeholder_near=_placeholder_near(index, windows[:3]),
         entities=entities, entities_in_code=ent_code,
         entities_docs_only=[e for e in entities if e not in ent_code and _compact(e)
@@ -259,6 +280,25 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
         phases=phases, phases_found=found, phase_order=order,
         external=bool(_EXTERNAL.search(claim.text)),
         evidence=[to_evidence(index, w) for w in windows])
+
+
+_OPERATIONS = {
+    "exp", "log", "sqrt", "softmax", "sigmoid", "tanh", "relu", "gelu", "sum", "mean", "norm",
+    "clip", "clamp", "max", "min", "argmax", "kl", "entropy", "cross", "grad", "gradient",
+    "matmul", "dot", "cos", "sin", "abs", "pow", "var", "std", "detach", "stop", "cumsum",
+    "topk", "sort", "mask", "dropout", "concat", "cat", "interpolate", "conv", "attention",
+    "integral", "prod", "mse", "loss",
+}
+
+
+def _operations(text: str) -> set[str]:
+    """The mathematical operations a formula claim names (`√` → sqrt, `∑` → sum, `KL`, ...)."""
+    return term_set(text) & _OPERATIONS
+
+
+def _executable_size(index: RepoIndex, d: Definition) -> int:
+    roles = index.files[d.file].roles[d.start - 1:d.end]
+    return sum(role == "code" for role in roles)
 
 
 def best_function(rv: _RepoView, weights: dict[str, float]) -> tuple[Definition | None, float]:

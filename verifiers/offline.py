@@ -87,11 +87,19 @@ FEATURES: tuple[str, ...] = (
     "term_coverage", "window_coverage", "function_coverage", "code_volume", "stub",
     "placeholder", "docs_only", "value_mismatch", "numbers_in_code", "numbers_bound",
     "window_numbers", "no_numbers", "entities_in_code", "phases_found", "phase_order",
+    "any_coverage", "claim_length", "term_coverage_sq", "window_coverage_sq",
+    "function_coverage_sq", "paper_claims",
 )
 
 
-def claim_features(check: ClaimCheck, facts: RepoFacts) -> dict[str, float]:
-    """The judge's inputs for one claim, each in [0, 1]."""
+def claim_features(check: ClaimCheck, facts: RepoFacts, n_claims: int = 50) -> dict[str, float]:
+    """The judge's inputs for one claim, each roughly in [0, 1].
+
+    Args:
+        check: the claim's check outcomes.
+        facts: repository-level facts.
+        n_claims: how many claims the paper has (papers with more claims score lower).
+    """
     n = len(check.numbers)
     return {
         "term_coverage": check.term_coverage,
@@ -111,6 +119,15 @@ def claim_features(check: ClaimCheck, facts: RepoFacts) -> dict[str, float]:
                              if check.entities else 0.0),
         "phases_found": len(check.phases_found) / check.phases if check.phases else 0.0,
         "phase_order": float(check.phase_order or 0.0),
+        # Matches anywhere, docs included: the lenient judge credits docstrings.
+        "any_coverage": check.any_coverage,
+        # Long, compound claims are rarely met in full.
+        "claim_length": min(1.0, math.log1p(check.claim_chars) / 7.0),
+        # Squares let credit rise faster once most of a claim is covered.
+        "term_coverage_sq": check.term_coverage ** 2,
+        "window_coverage_sq": check.window_coverage ** 2,
+        "function_coverage_sq": check.function_coverage ** 2,
+        "paper_claims": math.log(max(1, n_claims)) / 5.0,
     }
 
 
@@ -185,7 +202,7 @@ class OfflineJudge:
         for dim in Dimension:
             group = [c for c in claims if c.dimension == dim]
             if group:
-                out[dim] = self._dimension(group, checks, facts)
+                out[dim] = self._dimension(group, checks, facts, len(claims))
         return out
 
     def probabilities(self, dims: list[Dimension], rows: list[dict[str, float]]) -> np.ndarray:
@@ -198,8 +215,8 @@ class OfflineJudge:
         return level_probabilities(x, d_idx, cuts, weights, offsets)
 
     def _dimension(self, group: list[Claim], checks: dict[str, ClaimCheck],
-                   facts: RepoFacts) -> list[ClaimVerdict]:
-        rows = [claim_features(checks[c.id], facts) for c in group]
+                   facts: RepoFacts, n_claims: int) -> list[ClaimVerdict]:
+        rows = [claim_features(checks[c.id], facts, n_claims) for c in group]
         probs = self.probabilities([c.dimension for c in group], rows)
         levels = apportion(probs @ _LEVELS)
         out = []
