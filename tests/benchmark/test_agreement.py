@@ -23,10 +23,8 @@ from sabench.benchmark.calibrate import (
     predict,
     read_runs,
 )
-from sabench.verifiers.offline import FEATURES
+from sabench.verifiers.offline import FEATURES, Calibration
 from sabench.verifiers.spec import Dimension
-
-pytestmark = pytest.mark.dataset
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +42,7 @@ def subset(runs_root: Path) -> list[str]:
     return sorted(p for p, _ in complete.most_common(3))
 
 
+@pytest.mark.dataset
 def test_agreement_on_a_subset(runs_root: Path, papers_dir: Path, subset: list[str]) -> None:
     result = run_agreement(runs_root, papers_dir, papers=subset, jobs=2)
     runs = [r for r in read_runs(runs_root) if r.paper_id in subset]
@@ -59,36 +58,63 @@ def test_agreement_on_a_subset(runs_root: Path, papers_dir: Path, subset: list[s
     assert abs(result["mean_predicted"] - result["mean_official"]) < 0.05
 
 
-def test_agreement_cli_json(runs_root: Path, papers_dir: Path, subset: list[str],
-                            tmp_path: Path) -> None:
-    # A runs root holding only one paper's runs, built from the real one (index filtered).
+@pytest.fixture(scope="session")
+def small_root(runs_root: Path, subset: list[str],
+               tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A runs root holding two papers' runs, built from the real one (index filtered)."""
     data = json.loads((runs_root / "runs" / "index.json").read_text())
-    data["runs"] = [r for r in data["runs"] if r["paper_id"] == subset[0]]
-    small = tmp_path / "root"
+    data["runs"] = [r for r in data["runs"] if r["paper_id"] in subset[:2]]
+    small = tmp_path_factory.mktemp("small-root")
     (small / "runs").mkdir(parents=True)
     (small / "runs" / "index.json").write_text(json.dumps(data))
     for r in data["runs"]:
         (small / r["repo"]).parent.mkdir(parents=True, exist_ok=True)
         (small / r["repo"]).symlink_to(runs_root / r["repo"])
     (small / "official_scores").symlink_to(runs_root / "official_scores")
-    done = subprocess.run(
-        [sys.executable, "-c", "from sabench.benchmark.cli import main; main()", "agreement",
-         str(small), "--papers", str(papers_dir), "--judge", "offline", "--json"],
-        capture_output=True, text=True, check=True)
+    return small
+
+
+def sabench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from sabench.benchmark.cli import main; main()", *args],
+        capture_output=True, text=True)
+
+
+@pytest.mark.dataset
+def test_agreement_cli_json(small_root: Path, papers_dir: Path) -> None:
+    done = sabench("agreement", str(small_root), "--papers", str(papers_dir), "--judge",
+                   "offline", "--json")
+    assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert result["n_runs"] == sum(not r["missing_cited_files"] for r in data["runs"])
-    for key in ("n_claims", "excluded_incomplete", "run_spearman", "claim_spearman",
-                "claim_mae", "config_kendall", "config_mae", "per_dimension", "fail_recall",
-                "fail_precision"):
+    index = json.loads((small_root / "runs" / "index.json").read_text())["runs"]
+    assert result["n_runs"] == sum(not r["missing_cited_files"] for r in index)
+    assert result["excluded_incomplete"] == sum(bool(r["missing_cited_files"]) for r in index)
+    for key in ("n_claims", "run_spearman", "claim_spearman", "claim_mae", "config_kendall",
+                "config_mae", "per_dimension", "fail_recall", "fail_precision"):
         assert key in result
 
 
+@pytest.mark.dataset
+def test_calibrate_cli_writes_a_loadable_calibration(small_root: Path, papers_dir: Path,
+                                                     tmp_path: Path) -> None:
+    out = tmp_path / "calibration.json"
+    done = sabench("calibrate", str(small_root), "--papers", str(papers_dir), "-o", str(out),
+                   "--folds", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    calibration = Calibration.load(out)
+    assert calibration.n_parameters == summary["n_parameters"] <= 48
+    assert f"{summary['n_runs']} complete development runs" in calibration.data
+    assert summary["cross_validation"]["n_runs"] == summary["n_runs"]
+    assert calibration.cross_validation["run_spearman"] == \
+        summary["cross_validation"]["run_spearman"]
+
+
+@pytest.mark.dataset
 def test_bad_runs_root_is_one_line(tmp_path: Path, papers_dir: Path) -> None:
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "index.json").write_text('{"runs": [{"config": "c"}]}')
-    done = subprocess.run(
-        [sys.executable, "-c", "from sabench.benchmark.cli import main; main()", "agreement",
-         str(tmp_path), "--papers", str(papers_dir), "--json"], capture_output=True, text=True)
+    done = sabench("agreement", str(tmp_path), "--papers", str(papers_dir), "--json")
     assert done.returncode == 2
     assert "runs[0] needs 'config' and 'paper_id'" in done.stderr
     assert "Traceback" not in done.stderr
