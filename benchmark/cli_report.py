@@ -45,12 +45,17 @@ def report(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = DEFAULT_SEED,
     resamples: Annotated[int, typer.Option(
         min=100, help="Bootstrap resamples per interval.")] = DEFAULT_RESAMPLES,
+    taxonomy: Annotated[bool, typer.Option(
+        "--taxonomy", help="Add the failure taxonomy of every low claim (reads each judge's "
+        "reasoning when a verdict has no category; a few seconds on the release) and compare "
+        "it with the published distribution.")] = False,
 ) -> None:
     """Tables of a scores folder: configuration matrix, marginals, dimension statistics,
     headline, bootstrap intervals, paired scaffold comparisons, failed judgements."""
     from sabench.benchmark.report import make_report
 
-    text = render(make_report(scores_dir, seed=seed, resamples=resamples), fmt)
+    extra = frozenset({"failure_taxonomy"} if taxonomy else ())
+    text = render(make_report(scores_dir, seed=seed, resamples=resamples, extra=extra), fmt)
     if output is None:
         sys.stdout.write(text)
         return

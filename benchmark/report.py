@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sabench.benchmark import stats
+from sabench.verifiers import taxonomy
 from sabench.verifiers.spec import Dimension
 from sabench.verifiers.types import SCORE_LEVELS, ClaimVerdict, PaperScore, ResultFileError
 
@@ -393,11 +394,13 @@ class Table(BaseModel):
 @dataclass(frozen=True)
 class Section:
     """An optional report section: `build` returns its JSON data (None: section absent) and
-    `tables` turns that data into display tables."""
+    `tables` turns that data into display tables. An `opt_in` section is built only on request
+    (it costs seconds on the full release)."""
 
     title: str
     build: Callable[[ScoreSet], dict[str, Any] | None]
     tables: Callable[[dict[str, Any]], list[Table]]
+    opt_in: bool = False
 
 
 def failure_categories(scores: ScoreSet) -> dict[str, Any] | None:
@@ -421,10 +424,48 @@ def _failure_tables(data: dict[str, Any]) -> list[Table]:
                   "dimension (claims)", columns=["config", "dimension", *categories], rows=rows)]
 
 
-# Extra sections, keyed by their JSON name: a new analysis (e.g. the failure taxonomy) is one
-# entry here. A section whose builder returns None is left out of every format.
+def failure_taxonomy(scores: ScoreSet) -> dict[str, Any] | None:
+    """Category of every low claim (≤ 0.25) per configuration and dimension, and the zero-scored
+    claims' distribution against the published one.
+
+    A verdict's own category is used when it has one (our judges set it from their checks);
+    otherwise it is read from the judge's reasoning, which is all an official file offers.
+    """
+    per_config: dict[str, dict[str, Counter[str]]] = {}
+    rows: list[tuple[str, str, float, str]] = []
+    for config, dim, verdict in scores.iter_verdicts():
+        if verdict.score is None or verdict.score > taxonomy.LOW:
+            continue
+        category = verdict.failure_category or taxonomy.classify_verdict(verdict, dim)
+        cell = per_config.setdefault(config, {}).setdefault(dim, Counter())
+        cell[str(category)] += 1
+        rows.append((config, dim, verdict.score, verdict.judge_reasoning))
+    if not rows:
+        return None
+    return {"per_config": {c: {d: dict(sorted(n.items())) for d, n in sorted(dims.items())}
+                           for c, dims in per_config.items()},
+            "comparison": taxonomy.comparison(rows)}
+
+
+def _taxonomy_tables(data: dict[str, Any]) -> list[Table]:
+    tables = _failure_tables(data["per_config"])
+    compared = data["comparison"]
+    rows = [[d["against"], d["item"], fmt(d["ours"]), fmt(d["theirs"]), fmt(d["delta"])]
+            for d in compared["differences"]]
+    tables.append(Table(
+        id="taxonomy-comparison", rows=rows, note=compared["explanation"],
+        title=f"Zero-scored claims ({compared['zero']['n']:,}) and low claims "
+              f"({compared['low']['n']:,}): our reading against the published shares",
+        columns=["compared with", "category or mode", "ours", "published", "difference"]))
+    return tables
+
+
+# Extra sections, keyed by their JSON name: a new analysis is one entry here. A section whose
+# builder returns None is left out of every format.
 SECTIONS: dict[str, Section] = {
     "failure_categories": Section("Failure categories", failure_categories, _failure_tables),
+    "failure_taxonomy": Section("Failure taxonomy", failure_taxonomy, _taxonomy_tables,
+                                opt_in=True),
 }
 
 
@@ -432,13 +473,15 @@ SECTIONS: dict[str, Section] = {
 
 
 def build_report(scores: ScoreSet, *, seed: int = stats.DEFAULT_SEED,
-                 resamples: int = stats.DEFAULT_RESAMPLES) -> dict[str, Any]:
+                 resamples: int = stats.DEFAULT_RESAMPLES,
+                 extra: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Every table of the report as a JSON-ready dict with full-precision numbers.
 
     Args:
         scores: the loaded SCORES_DIR.
         seed: base seed of the bootstrap (results are deterministic for a seed).
         resamples: bootstrap resamples per interval.
+        extra: names of opt-in SECTIONS to build as well (e.g. `failure_taxonomy`).
     """
     configs = config_table(scores)
     report: dict[str, Any] = {
@@ -454,6 +497,8 @@ def build_report(scores: ScoreSet, *, seed: int = stats.DEFAULT_SEED,
         "runs": run_table(scores),
     }
     for name, section in SECTIONS.items():
+        if section.opt_in and name not in extra:
+            continue
         data = section.build(scores)
         if data is not None:
             report[name] = data

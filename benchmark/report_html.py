@@ -159,7 +159,9 @@ def plot_run_distribution(report: dict[str, Any]) -> Plot:
                    "(one dot per paper; box: quartiles and median).")
 
 
-def plot_failure_categories(data: dict[str, Any]) -> Plot:
+def plot_failure_categories(data: dict[str, Any], plot_id: str = "plot-failure-categories",
+                            caption: str = "Failure categories per dimension (share of the "
+                            "claims that carry a category, all configurations pooled).") -> Plot:
     """Per dimension, pooled over configurations: share of claims in each failure category."""
     pooled: dict[str, dict[str, int]] = {}
     for dims in data.values():
@@ -182,13 +184,19 @@ def plot_failure_categories(data: dict[str, Any]) -> Plot:
     ax.invert_yaxis()
     ax.legend(ncols=min(4, len(categories)), fontsize=8, loc="upper center",
               bbox_to_anchor=(0.5, -0.15 if len(dims) > 2 else -0.3), frameon=False)
-    return _encode(fig, "plot-failure-categories", "Failure categories per dimension (share of "
-                   "the claims that carry a category, all configurations pooled).")
+    return _encode(fig, plot_id, caption)
+
+
+def plot_failure_taxonomy(data: dict[str, Any]) -> Plot:
+    return plot_failure_categories(
+        data["per_config"], "plot-failure-taxonomy",
+        "Failure taxonomy of low claims (≤ 0.25) per dimension, all configurations pooled.")
 
 
 PLOTS = (plot_dimension_bars, plot_level_shares, plot_run_distribution)
 # Plots of optional report sections, keyed like report.SECTIONS: drawn when the section exists.
-SECTION_PLOTS = {"failure_categories": plot_failure_categories}
+SECTION_PLOTS = {"failure_categories": plot_failure_categories,
+                 "failure_taxonomy": plot_failure_taxonomy}
 
 
 def _plots(report: dict[str, Any]) -> list[Plot]:

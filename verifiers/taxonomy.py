@@ -410,7 +410,11 @@ def release_comparison(official_scores_dir: Path) -> dict[str, Any]:
         `failure_patterns_low` (failure-patterns.md §3), per-item `differences`, and
         `explanation`, a few sentences on where and why the figures differ.
     """
-    rows = release_verdicts(official_scores_dir)
+    return comparison(release_verdicts(official_scores_dir))
+
+
+def comparison(rows: list[tuple[str, str, float, str]]) -> dict[str, Any]:
+    """`release_comparison` of any (config, dimension, score, reasoning) rows already loaded."""
     readings = {i: read_reasoning(text, dim) for i, (_, dim, score, text) in enumerate(rows)
                 if score <= LOW}
     zero, low = distribution(rows, 0.0, readings), distribution(rows, LOW, readings)

@@ -354,3 +354,29 @@ def test_stats_intervals() -> None:
     assert same.significant and same.wins == 3
     with pytest.raises(ValueError, match="differ in length"):
         stats.paired_difference([0.1], [0.1, 0.2], "p")
+
+
+def test_taxonomy_section_is_opt_in_and_prefers_verdict_categories(two_dir: Path) -> None:
+    plain = make_report(two_dir, resamples=100)
+    assert "failure_taxonomy" not in plain
+    report = make_report(two_dir, resamples=100, extra=frozenset({"failure_taxonomy"}))
+    section = report["failure_taxonomy"]
+    # a_m/p2 D1 carries its own category (missing); the full mark is not a low claim
+    a_m_d1 = section["per_config"]["a_m"]["D1"]
+    assert a_m_d1.get("missing", 0) >= 1 and "correct" not in a_m_d1
+    low_claims = sum(n for dims in section["per_config"].values() for cell in dims.values()
+                     for n in cell.values())
+    scored = [v for _, _, v in load_scores(two_dir).iter_verdicts() if v.score is not None]
+    assert low_claims == sum(v.score <= 0.25 for v in scored)
+    assert section["comparison"]["zero"]["n"] == sum(v.score == 0 for v in scored)
+    md = render(report, ReportFormat.MD)
+    assert "our reading against the published shares" in md
+    assert 'id="plot-failure-taxonomy"' in render(report, ReportFormat.HTML)
+
+
+def test_cli_taxonomy_flag(two_dir: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "sabench.benchmark.cli", "report",
+                             str(two_dir), "--format", "json", "--taxonomy",
+                             "--resamples", "100"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "failure_taxonomy" in json.loads(result.stdout)

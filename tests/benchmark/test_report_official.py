@@ -150,3 +150,17 @@ def test_cli_json_on_the_release(official_scores_dir: Path, report: dict) -> Non
     data = json.loads(done.stdout)
     for section in SECTIONS:
         assert data[section] == report[section], section
+
+
+def test_taxonomy_of_the_release_zero_scored_claims(official_scores_dir: Path,
+                                                    published: dict) -> None:
+    taxonomy = build_report(load_scores(official_scores_dir), resamples=100,
+                            extra=frozenset({"failure_taxonomy"}))["failure_taxonomy"]
+    compared = taxonomy["comparison"]
+    assert compared["zero"]["n"] == published["headline"]["zero_scored_claims"]
+    shares = compared["zero"]["categories"]
+    assert sum(shares.values()) == pytest.approx(1.0)
+    assert {d["item"] for d in compared["differences"] if d["against"] == "published_zero"} == {
+        "implementation_mismatch", "stub_or_placeholder", "external_dependency"}
+    assert "published" in compared["explanation"]
+    assert len(taxonomy["per_config"]) == 12
