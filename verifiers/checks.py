@@ -17,6 +17,7 @@ read the same facts:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from functools import cached_property
@@ -227,8 +228,9 @@ def _compact(text: str) -> str:
 
 
 def _share(weights: dict[str, float], found: Iterable[str]) -> float:
-    total = sum(weights.values())
-    return sum(weights[t] for t in found if t in weights) / total if total else 0.0
+    total = math.fsum(weights.values())
+    # fsum: exact, so the result does not depend on set iteration order (hash seed).
+    return math.fsum(weights[t] for t in found if t in weights) / total if total else 0.0
 
 
 def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
@@ -316,7 +318,7 @@ def function_match(rv: _RepoView, weights: dict[str, float]
     Returns:
         (function, share covered by its body, share covered by body and name, capped at 1).
     """
-    total = sum(weights.values())
+    total = math.fsum(weights.values())
     if not total:
         return None, 0.0, 0.0
     funcs = rv.functions
@@ -407,7 +409,7 @@ def check_phases(rv: _RepoView, claim: Claim) -> tuple[int, list[str], float | N
     weights_all = make_query(rv.index, claim).weights
     found: list[Definition] = []
     for step in steps:
-        weights = {t: weights_all[t] for t in term_set(step) if t in weights_all}
+        weights = {t: weights_all[t] for t in sorted(term_set(step)) if t in weights_all}
         d, _, cov = function_match(rv, weights)
         if d is not None and cov >= 0.5 and d.stub is None:
             found.append(d)

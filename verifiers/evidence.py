@@ -47,7 +47,7 @@ class Query:
 
     @property
     def total_weight(self) -> float:
-        return sum(self.weights.values()) or 1.0
+        return math.fsum(self.weights.values()) or 1.0
 
 
 @dataclass
@@ -65,7 +65,7 @@ def make_query(index: RepoIndex, claim: Claim) -> Query:
     """Weigh the claim's terms by inverse line frequency in this repository (common terms drop)."""
     total = max(1, _total_lines(index))
     weights: dict[str, float] = {}
-    for term in term_set(claim.text):
+    for term in sorted(term_set(claim.text)):  # sorted: same float sums in every process
         df = len(index.term_lines.get(term, ()))
         if df > _COMMON_SHARE * total and total > 40:
             continue
@@ -214,7 +214,7 @@ def _score_window(index: RepoIndex, query: Query, gid: int) -> Window:
             best_num[key] = max(best_num.get(key, 0.0), factor * _NUMBER_WEIGHT)
     roles = entry.roles[start - 1:end]
     executable = sum(r in ("code", "config") for r in roles) / max(1, len(roles))
-    score = sum(best_term.values()) / query.total_weight + sum(best_num.values()) / max(
+    score = math.fsum(best_term.values()) / query.total_weight + math.fsum(best_num.values()) / max(
         1, len(query.numbers)) / _NUMBER_WEIGHT
     if dim == Dimension.D2:
         owner = index.enclosing(file, start + 2)

@@ -220,3 +220,21 @@ def test_apportion_keeps_the_mean_and_the_order(expected: list[float]) -> None:
     assert abs(levels.mean() - values.mean()) <= 0.125 / len(values) + 1e-9
     order = np.argsort(values, kind="stable")
     assert all(levels[a] <= levels[b] + 0.25 for a, b in zip(order, order[1:], strict=False))
+
+
+def test_same_verdicts_under_any_hash_seed(good: Path) -> None:
+    """Set iteration order changes with PYTHONHASHSEED; the verdicts must not."""
+    import subprocess
+    import sys
+
+    code = ("import json,sys; from pathlib import Path; "
+            "from sabench.verifiers.offline import OfflineJudge; "
+            "from tests.verifiers.test_offline import SPEC; "
+            "s = OfflineJudge().score(SPEC, Path(sys.argv[1])); "
+            "print(json.dumps([(v.id, v.score, v.confidence, v.evidence_refs) "
+            "for _, v in s.verdicts()]))")
+    outputs = {subprocess.run([sys.executable, "-c", code, str(good)], capture_output=True,
+                              text=True, check=True, cwd=Path(__file__).resolve().parents[2],
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2", "3")}
+    assert len(outputs) == 1 and json.loads(outputs.pop())
