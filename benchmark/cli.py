@@ -53,7 +53,10 @@ def main() -> None:
     _register_all()
     try:
         app()
-    except user_errors() as exc:
+    except Exception as exc:  # not SystemExit: click ends every run with one
+        # The error types are imported only here, so a normal run does not pay for them.
+        if not isinstance(exc, user_errors()):
+            raise
         err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         sys.exit(2)
 

@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sabench.agent.usage import UsageRecorder
 from sabench.benchmark.scoring import (
     RunOutcome,
     ScoreRunsSummary,
@@ -57,6 +56,8 @@ def score(
     threshold: ThresholdOption = None,
 ) -> None:
     """Score one repository against one paper's claims (official-compatible JSON)."""
+    from sabench.agent.usage import UsageRecorder  # loads langchain: only when scoring
+
     spec = paper_spec(papers, paper)
     recorder = UsageRecorder()
     chosen = make_judge(judge, base_url, recorder=recorder, **_judge_options(emulate, threshold))
