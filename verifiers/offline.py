@@ -237,7 +237,7 @@ def reasoning(check: ClaimCheck) -> str:
     if check.numbers:
         parts.append(f"{len(check.numbers_in_code)}/{len(check.numbers)} claim values in code or "
                      f"config ({len(check.numbers_bound)} bound to a related name)")
-    if check.value_mismatches:
+    if check.value_mismatches and len(check.numbers_in_code) < len(check.numbers):
         m = check.value_mismatches[0]
         parts.append(f"related name {m.name}={m.found} at {m.file}:{m.line}")
     parts.append(f"terms {check.term_coverage:.0%} in code, best window "
