@@ -33,6 +33,7 @@ from sabench.verifiers.types import EvidenceKind
 
 MAX_FILE_BYTES = 1_000_000
 MAX_FILES = 20_000
+MAX_TOTAL_BYTES = 200_000_000  # what one index may read in all; the rest is skipped, reported
 _SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", ".tox",
               ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "wandb"}
 _BINARY_EXT = {".png", ".jpg", ".jpeg", ".gif", ".bmp", ".pdf", ".zip", ".gz", ".tgz", ".tar",
@@ -134,9 +135,14 @@ class RepoIndex:
             max_files: files beyond this count are skipped and reported.
         """
         index = cls(root=Path(root).resolve())
+        budget = MAX_TOTAL_BYTES
         for rel, path in _walk(index.root, index.skipped, max_files):
-            data = _read(path, rel, index.skipped, max_file_bytes)
+            if budget <= 0:
+                index.skipped.append(SkippedFile(rel, f"over the {MAX_TOTAL_BYTES}-byte total"))
+                continue
+            data = _read(path, rel, index.skipped, min(max_file_bytes, budget))
             if data is not None:
+                budget -= len(data)
                 index._add_file(rel, data)
         index._build_inverted()
         return index
