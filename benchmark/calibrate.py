@@ -28,6 +28,7 @@ from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.judge import check_repository
 from sabench.verifiers.offline import (
     FEATURES,
+    UPPER_CUTS,
     Calibration,
     apportion,
     claim_features,
@@ -38,6 +39,11 @@ from sabench.verifiers.types import SCORE_LEVELS, PaperScore
 
 _DIMS = list(Dimension)
 RIDGE = 0.5
+# Per-dimension shift of the cut points above the lowest (D1 is the reference): protocol and
+# ordering claims reach 0.25 as easily as value claims but rarely 0.5, so the same evidence
+# must not carry them as high. Mirrors `offline.UPPER_CUTS`.
+_N_SHIFTS = len(_DIMS) - 1
+_UPPER = UPPER_CUTS
 
 
 class RunsIndexError(ValueError):
@@ -178,8 +184,9 @@ def _negative_log_likelihood(theta: np.ndarray, d: _Design, nf: int
                              ) -> tuple[float, np.ndarray]:
     """The penalised negative log-likelihood of the ordinal model and its gradient."""
     weights, offsets = theta[:nf], theta[nf:nf + 4]
-    raw = theta[nf + 4:].reshape(len(d.judges), 4)
-    cuts = np.stack([_cuts(r) for r in raw])[d.judge]  # n x 4
+    shifts = np.concatenate(([0.0], theta[nf + 4:nf + 4 + _N_SHIFTS]))
+    raw = theta[nf + 4 + _N_SHIFTS:].reshape(len(d.judges), 4)
+    cuts = np.stack([_cuts(r) for r in raw])[d.judge] + shifts[d.dims][:, None] * _UPPER
     eta = d.x @ weights + offsets[d.dims]
     n = len(eta)
     # Padded cut points: level k lies between upper[k-1] and upper[k]; -inf / +inf at the ends.
@@ -200,12 +207,16 @@ def _negative_log_likelihood(theta: np.ndarray, d: _Design, nf: int
     d_cut[rows[upper], (hi - 1)[upper]] -= small_f[rows, hi][upper] / prob[upper]
     lower = lo >= 1
     d_cut[rows[lower], (lo - 1)[lower]] += small_f[rows, lo][lower] / prob[lower]
+    # A dimension's shift moves its three upper cuts together.
+    grad[nf + 4:nf + 4 + _N_SHIFTS] = np.bincount(d.dims, weights=d_cut @ _UPPER,
+                                                 minlength=4)[1:]
+    base = nf + 4 + _N_SHIFTS
     for j, r in enumerate(raw):
         mine = d.judge == j
         g_c = d_cut[mine].sum(axis=0)  # per cut point
         tail = np.cumsum(g_c[::-1])[::-1]  # cut i moves every cut from i on
         scale = np.concatenate(([1.0], np.exp(r[1:])))
-        grad[nf + 4 + 4 * j: nf + 8 + 4 * j] = tail * scale
+        grad[base + 4 * j: base + 4 + 4 * j] = tail * scale
     return loss, grad
 
 
@@ -223,11 +234,12 @@ def fit(runs: list[RunRows], features: list[str] | None = None, data: str = "") 
     if len(design.level) == 0:
         raise RunsIndexError("no claim with an official score to calibrate on")
     nf = len(features)
-    theta0 = np.zeros(nf + 4 + 4 * len(judges))
+    theta0 = np.zeros(nf + 4 + _N_SHIFTS + 4 * len(judges))
     result = minimize(_negative_log_likelihood, theta0, args=(design, nf), method="L-BFGS-B",
                       jac=True)
     theta = result.x
-    raw = theta[nf + 4:].reshape(len(judges), 4)
+    shifts = np.concatenate(([0.0], theta[nf + 4:nf + 4 + _N_SHIFTS]))
+    raw = theta[nf + 4 + _N_SHIFTS:].reshape(len(judges), 4)
     cutpoints = {j: [round(float(c), 4) for c in _cuts(r)] for j, r in zip(judges, raw,
                                                                            strict=True)}
     return Calibration(
@@ -235,6 +247,7 @@ def fit(runs: list[RunRows], features: list[str] | None = None, data: str = "") 
         weights={f: round(float(w), 4) for f, w in zip(features, theta[:nf], strict=True)},
         dimension_offsets={d: round(float(o), 4) for d, o in zip(_DIMS, theta[nf:nf + 4],
                                                                  strict=True)},
+        dimension_cut_shifts={d: round(float(u), 4) for d, u in zip(_DIMS, shifts, strict=True)},
         cutpoints=cutpoints, default_judge=_strictest(design, judges))
 
 
@@ -251,8 +264,8 @@ def predict(calibration: Calibration, rr: RunRows, emulate: str | None = None) -
     out: dict[str, float] = {}
     weights = np.array([calibration.weights[f] for f in calibration.features])
     offsets = np.array([calibration.dimension_offsets.get(d, 0.0) for d in _DIMS])
-    cuts = calibration.cuts(emulate)
     for dim in _DIMS:
+        cuts = calibration.cuts(emulate, dim)
         rows = [row for row in rr.claims if row.dimension == dim]
         if not rows:
             continue

@@ -83,6 +83,9 @@ class ClaimCheck(BaseModel):
     phases: int = 0
     phases_found: list[str] = []
     phase_order: float | None = None
+    parts: int = 0
+    parts_in_code: int = 0
+    parts_function_coverage: float = 0.0
     external: bool = False
     evidence: list[Evidence] = []
 
@@ -259,6 +262,7 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
     seen_numbers = set().union(*(w.numbers for w in windows[:3])) if windows else set()
     ops = _operations(claim.text)
     body = rv.function_terms(function) if function else frozenset()
+    n_parts, parts_code, parts_function = check_parts(rv, query.weights, claim.text)
     return ClaimCheck(
         claim_id=claim.id, dimension=claim.dimension, claim_chars=len(claim.text), numbers=nums,
         numbers_in_code=in_code,
@@ -280,6 +284,7 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
         entities_docs_only=[e for e in entities if e not in ent_code and _compact(e)
                             and _compact(e) in rv.compact_all],
         phases=phases, phases_found=found, phase_order=order,
+        parts=n_parts, parts_in_code=parts_code, parts_function_coverage=parts_function,
         external=bool(_EXTERNAL.search(claim.text)),
         evidence=[to_evidence(index, w) for w in windows])
 
@@ -390,6 +395,42 @@ def _placeholder_near(index: RepoIndex, windows: list[Window]) -> bool:
         if owner is not None and owner.stub:
             return True
     return False
+
+
+# --------------------------------------------------------------------- parts of a claim
+_PART_SPLIT = re.compile(r"(?<=[a-z0-9)\]])\.\s+|;\s*|,\s+(?:and\s+|then\s+|while\s+|where\s+)?|"
+                         r"\s+(?:and then|then|and|while|where|with)\s+|:\s+|→|->|\(\d+\)")
+# A part counts as present in code when this share of its (weighted) terms is on executable lines.
+_PART_PRESENT = 0.6
+
+
+def claim_parts(text: str) -> list[frozenset[str]]:
+    """The term sets of a claim's parts (clauses, list items, steps), each with two terms or more.
+
+    A judge marks a claim "partial" when one of its parts is missing, so parts are checked
+    one by one rather than pooled.
+    """
+    parts = [term_set(p) for p in _PART_SPLIT.split(text) if p]
+    return list(dict.fromkeys(p for p in parts if len(p) >= 2))
+
+
+def check_parts(rv: _RepoView, weights: dict[str, float], text: str) -> tuple[int, int, float]:
+    """(parts, parts whose terms are mostly in executable code, mean best-function coverage).
+
+    Each part gets its own best function, so a claim whose parts live in different functions
+    is not penalised, while a part no function covers pulls the mean down.
+    """
+    parts = claim_parts(text)
+    in_code, covered = 0, []
+    for part in parts:
+        sub = {t: weights[t] for t in sorted(part) if t in weights}
+        if not sub:
+            covered.append(0.0)
+            continue
+        if _share(sub, rv.code_terms) >= _PART_PRESENT:
+            in_code += 1
+        covered.append(function_match(rv, sub)[1])
+    return len(parts), in_code, math.fsum(covered) / len(parts) if parts else 0.0
 
 
 # --------------------------------------------------------------------- D4 phases

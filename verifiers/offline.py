@@ -31,6 +31,9 @@ from sabench.verifiers.types import SCORE_LEVELS, ClaimVerdict, PaperScore
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 _LEVELS = np.array(SCORE_LEVELS)
+# Which cut points a dimension's shift moves: all but the lowest (0 | 0.25), so a dimension can
+# be as easy to get 0.25 in and still much harder to get 0.5 or more in.
+UPPER_CUTS = np.array([0.0, 1.0, 1.0, 1.0])
 
 
 class CalibrationError(ValueError):
@@ -48,17 +51,25 @@ class Calibration(BaseModel):
     weights: dict[str, float]
     dimension_offsets: dict[Dimension, float]
     cutpoints: dict[str, list[float]] = Field(description="per judge model, 4 increasing cuts")
+    dimension_cut_shifts: dict[Dimension, float] = Field(
+        default={}, description="per dimension, added to the three upper cuts (D1: 0)")
     default_judge: str
     cross_validation: dict[str, float] = {}
 
     @property
     def n_parameters(self) -> int:
-        return len(self.weights) + len(self.dimension_offsets) + 4 * len(self.cutpoints)
+        shifts = sum(1 for v in self.dimension_cut_shifts.values() if v != 0.0)
+        return (len(self.weights) + len(self.dimension_offsets) + shifts
+                + 4 * len(self.cutpoints))
 
-    def cuts(self, judge: str | None) -> np.ndarray:
-        """The cut points of the emulated judge (the default judge when unknown or None)."""
-        return np.array(self.cutpoints.get(judge or self.default_judge,
+    def cuts(self, judge: str | None, dimension: Dimension | None = None) -> np.ndarray:
+        """The cut points of the emulated judge (the default judge when unknown or None),
+        with the dimension's shift of the upper cuts when a dimension is given."""
+        cuts = np.array(self.cutpoints.get(judge or self.default_judge,
                                            self.cutpoints[self.default_judge]))
+        if dimension is not None:
+            cuts = cuts + self.dimension_cut_shifts.get(dimension, 0.0) * UPPER_CUTS
+        return cuts
 
     @classmethod
     def load(cls, path: Path = CALIBRATION_FILE) -> Calibration:
@@ -88,7 +99,7 @@ FEATURES: tuple[str, ...] = (
     "placeholder", "docs_only", "value_mismatch", "numbers_in_code", "numbers_bound",
     "window_numbers", "no_numbers", "entities_in_code", "phases_found", "phase_order",
     "any_coverage", "claim_length", "term_coverage_sq", "window_coverage_sq",
-    "function_coverage_sq", "paper_claims",
+    "function_coverage_sq", "paper_claims", "parts_coverage",
 )
 
 
@@ -128,6 +139,9 @@ def claim_features(check: ClaimCheck, facts: RepoFacts, n_claims: int = 50) -> d
         "window_coverage_sq": check.window_coverage ** 2,
         "function_coverage_sq": check.function_coverage ** 2,
         "paper_claims": math.log(max(1, n_claims)) / 5.0,
+        # Each clause or step by its own best function: a missing part pulls this down.
+        "parts_coverage": (check.parts_function_coverage if check.parts
+                           else check.function_coverage),
     }
 
 
@@ -211,7 +225,7 @@ class OfflineJudge:
         weights = np.array([cal.weights[f] for f in cal.features])
         offsets = np.array([cal.dimension_offsets.get(d, 0.0) for d in Dimension])
         d_idx = np.array([list(Dimension).index(d) for d in dims])
-        cuts = np.tile(cal.cuts(self.emulate), (len(rows), 1))
+        cuts = np.stack([cal.cuts(self.emulate, d) for d in dims])
         return level_probabilities(x, d_idx, cuts, weights, offsets)
 
     def _dimension(self, group: list[Claim], checks: dict[str, ClaimCheck],

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.optimize import approx_fprime
 
 from sabench.benchmark.agreement import agreement_from_predictions, run_agreement
 from sabench.benchmark.calibrate import (
@@ -18,6 +19,8 @@ from sabench.benchmark.calibrate import (
     RunRef,
     RunRows,
     RunsIndexError,
+    _design,
+    _negative_log_likelihood,
     fit,
     paper_folds,
     predict,
@@ -168,3 +171,30 @@ def test_paper_folds_partition_the_papers() -> None:
     folds = paper_folds(papers * 2, 4)
     assert len(folds) == 4
     assert set().union(*folds) == set(papers) and sum(len(f) for f in folds) == 11
+
+
+def test_fit_learns_a_dimension_whose_upper_levels_are_rare() -> None:
+    """Same evidence, but D3 claims never score above 0.25: D3's upper cuts move up."""
+    runs = _synthetic_runs(60, 4)
+    for rr in runs:
+        for row in rr.claims:
+            if row.dimension == Dimension.D3:
+                row.official = min(row.official, 0.25)
+    calibration = fit(runs, data="synthetic")
+    shifts = calibration.dimension_cut_shifts
+    assert shifts[Dimension.D1] == 0.0
+    assert shifts[Dimension.D3] > 1.0 + max(abs(shifts[Dimension.D2]), abs(shifts[Dimension.D4]))
+    low = calibration.cuts("judge-a", Dimension.D1)
+    high = calibration.cuts("judge-a", Dimension.D3)
+    assert high[0] == low[0] and (high[1:] > low[1:]).all()
+
+
+def test_likelihood_gradient_matches_finite_differences() -> None:
+    runs = _synthetic_runs(8, 5)
+    judges = sorted({rr.run.judge_model for rr in runs})
+    design = _design(runs, list(FEATURES), judges)
+    nf = len(FEATURES)
+    theta = np.random.default_rng(0).normal(0, 0.3, nf + 4 + 3 + 4 * len(judges))
+    _, grad = _negative_log_likelihood(theta, design, nf)
+    numeric = approx_fprime(theta, lambda t: _negative_log_likelihood(t, design, nf)[0], 1e-6)
+    assert np.allclose(grad, numeric, rtol=1e-3, atol=1e-3)

@@ -177,6 +177,20 @@ def test_committed_calibration_is_small_and_documented() -> None:
     assert set(calibration.dimension_offsets) == set(Dimension)
     for cuts in calibration.cutpoints.values():
         assert len(cuts) == 4 and cuts == sorted(cuts)
+    for judge in calibration.cutpoints:
+        for dim in Dimension:
+            cuts = calibration.cuts(judge, dim)
+            assert (np.diff(cuts) > 0).all()
+
+
+def test_calibration_without_dimension_shifts_still_loads(tmp_path: Path) -> None:
+    data = json.loads(CALIBRATION_FILE.read_text())
+    data.pop("dimension_cut_shifts", None)
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    old = Calibration.load(path)
+    judge = old.default_judge
+    assert (old.cuts(judge, Dimension.D4) == old.cuts(judge)).all()
 
 
 def test_broken_calibration_file(tmp_path: Path) -> None:
