@@ -29,12 +29,13 @@ from sabench.verifiers.evidence import Query, Window, make_query, rank_windows, 
 from sabench.verifiers.index import Definition, RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.stubs import PLACEHOLDER
-from sabench.verifiers.terms import term_set
+from sabench.verifiers.terms import GREEK, term_set
 from sabench.verifiers.types import Evidence, EvidenceKind
 
 _EXTERNAL = re.compile(
     r"\b(?:pre-?trained|checkpoint|weights|human (?:evaluation|raters|study)|API|GPT-?4|"
     r"Stable Diffusion|LLaMA|Llama|CLIP|Mistral|Qwen|SAM|A100|H100|GPU|TPU|hours|days)\b")
+_GREEK_NAMES_TABLE = str.maketrans({ch: name for ch, name in GREEK.items() if ch.isalpha()})
 _NOT_ALNUM = re.compile(r"[^a-z0-9|]")
 _STEP_SPLIT = re.compile(r"(?:Step|Phase|Stage)\s*\d+[a-z]?\s*[—:\-–)]|→|->|\(\d+\)|\b\d\)\s|;\s")
 
@@ -86,6 +87,8 @@ class ClaimCheck(BaseModel):
     parts: int = 0
     parts_in_code: int = 0
     parts_function_coverage: float = 0.0
+    symbols: list[str] = []
+    symbols_in_code: list[str] = []
     external: bool = False
     evidence: list[Evidence] = []
 
@@ -169,6 +172,20 @@ class _RepoView:
                                   if role in ("code", "config")))
 
     @cached_property
+    def identifiers(self) -> set[str]:
+        """Lower-case identifiers on executable lines, with each `_`-suffix (`attn_w_o` also
+        gives `w_o` and `o`), so a formula symbol matches the variable that holds it."""
+        out: set[str] = set()
+        for entry in self.index.files.values():
+            if entry.kind == EvidenceKind.TEST:
+                continue
+            for line, role in zip(entry.lines, entry.roles, strict=True):
+                if role in ("code", "config"):
+                    out.update(_IDENT.findall(line.lower()))
+        suffixes = {ident[i + 1:] for ident in out for i, ch in enumerate(ident) if ch == "_"}
+        return out | suffixes
+
+    @cached_property
     def compact_all(self) -> str:
         return _compact("\n".join(line for entry in self.index.files.values()
                                   for line in entry.lines))
@@ -232,8 +249,13 @@ def _compact(text: str) -> str:
 
 def _share(weights: dict[str, float], found: Iterable[str]) -> float:
     total = math.fsum(weights.values())
-    # fsum: exact, so the result does not depend on set iteration order (hash seed).
-    return math.fsum(weights[t] for t in found if t in weights) / total if total else 0.0
+    if not total:
+        return 0.0
+    # fsum: exact, so the result does not depend on set iteration order (hash seed); walk the
+    # smaller side (a claim's few terms against a repository's thousands).
+    if not isinstance(found, (set, frozenset)) or len(found) <= len(weights):
+        return math.fsum(weights[t] for t in found if t in weights) / total
+    return math.fsum(w for t, w in weights.items() if t in found) / total
 
 
 def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
@@ -263,6 +285,7 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
     ops = _operations(claim.text)
     body = rv.function_terms(function) if function else frozenset()
     n_parts, parts_code, parts_function = check_parts(rv, query.weights, claim.text)
+    symbols = formula_symbols(claim.text)
     return ClaimCheck(
         claim_id=claim.id, dimension=claim.dimension, claim_chars=len(claim.text), numbers=nums,
         numbers_in_code=in_code,
@@ -285,6 +308,7 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
                             and _compact(e) in rv.compact_all],
         phases=phases, phases_found=found, phase_order=order,
         parts=n_parts, parts_in_code=parts_code, parts_function_coverage=parts_function,
+        symbols=symbols, symbols_in_code=[x for x in symbols if symbol_in_code(rv, x)],
         external=bool(_EXTERNAL.search(claim.text)),
         evidence=[to_evidence(index, w) for w in windows])
 
@@ -395,6 +419,32 @@ def _placeholder_near(index: RepoIndex, windows: list[Window]) -> bool:
         if owner is not None and owner.stub:
             return True
     return False
+
+
+# --------------------------------------------------------------------- formula symbols
+_IDENT = re.compile(r"[a-z_][a-z0-9_]*")
+# A subscripted symbol of a formula: `W_O`, `s_z`, `h_{A}`, `\\sigma_t`, `β_1` (after Greek names).
+_SYMBOL = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z]{1,6})_\{?([A-Za-z0-9]{1,8})\}?(?![A-Za-z0-9(])")
+
+
+# Index subscripts (`x_i`, `h_t`, `x_0`): code writes them as loop variables, not names.
+_INDEX_SUBSCRIPTS = frozenset("ijklmnt012")
+
+
+def formula_symbols(text: str) -> list[str]:
+    """The subscripted symbols a formula claim names, as code would spell them (`w_o`);
+    index subscripts are left out."""
+    text = re.sub(r"\\([A-Za-z]+)", r"\1", text)
+    if not text.isascii():
+        text = text.translate(_GREEK_NAMES_TABLE)
+    found = [f"{base}_{sub}".lower() for base, sub in _SYMBOL.findall(text)
+             if sub.lower() not in _INDEX_SUBSCRIPTS]
+    return list(dict.fromkeys(found))
+
+
+def symbol_in_code(rv: _RepoView, symbol: str) -> bool:
+    """`w_o` is in code as `w_o`, `wo` or a name ending in `_w_o`."""
+    return symbol in rv.identifiers or symbol.replace("_", "") in rv.identifiers
 
 
 # --------------------------------------------------------------------- parts of a claim

@@ -99,7 +99,7 @@ FEATURES: tuple[str, ...] = (
     "placeholder", "docs_only", "value_mismatch", "numbers_in_code", "numbers_bound",
     "window_numbers", "no_numbers", "entities_in_code", "phases_found", "phase_order",
     "any_coverage", "claim_length", "term_coverage_sq", "window_coverage_sq",
-    "function_coverage_sq", "paper_claims", "parts_coverage",
+    "function_coverage_sq", "paper_claims", "parts_coverage", "formula_symbols",
 )
 
 
@@ -142,6 +142,9 @@ def claim_features(check: ClaimCheck, facts: RepoFacts, n_claims: int = 50) -> d
         # Each clause or step by its own best function: a missing part pulls this down.
         "parts_coverage": (check.parts_function_coverage if check.parts
                            else check.function_coverage),
+        # Subscripted symbols of a formula (`W_O`, `s_z`) held by variables of that name: the
+        # judge credits code that visibly computes the formula, which names its variables so.
+        "formula_symbols": min(1.0, len(check.symbols_in_code) / 3.0),
     }
 
 

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from sabench.verifiers.checks import check_claim, claim_parts, claim_steps, static_call_order
+from sabench.verifiers.checks import (
+    check_claim,
+    claim_parts,
+    claim_steps,
+    formula_symbols,
+    static_call_order,
+)
 from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
 
@@ -26,6 +32,10 @@ def solve_adjoint(trajectories, reward):
 def matching_loss(model, adjoint, sigma):
     residual = model.velocity * 2 / sigma + sigma * adjoint
     return residual.pow(2).sum()
+
+
+def project_out(heads, attn_w_o, s_z):
+    return heads @ attn_w_o * s_z
 
 
 def evaluate_fid(samples):
@@ -166,3 +176,17 @@ def test_parts_present_and_missing(index: RepoIndex) -> None:
     assert half.parts == 2 and half.parts_in_code == 1
     # The missing part pulls the per-part function coverage below the present one's.
     assert half.parts_function_coverage < both.parts_function_coverage
+
+
+def test_formula_symbols_as_code_spells_them() -> None:
+    text = r"O = MultiHead(Q, K, V) W_O; z = z ⊙ s_z; r_{da} = \lambda_{a} x_i + β_0 h_t"
+    assert formula_symbols(text) == ["w_o", "s_z", "r_da", "lambda_a"]
+    assert formula_symbols("the learning_rate of the optimizer") == []  # a word, not a symbol
+    assert formula_symbols("f(x_i) = x_{i+1} - x_0") == []  # index subscripts only
+
+
+def test_formula_symbols_found_in_code(index: RepoIndex) -> None:
+    check = check_claim(index, claim(
+        Dimension.D2, "Output projection O = H W_O scaled element-wise by s_z, then g_v"))
+    assert check.symbols == ["w_o", "s_z", "g_v"]
+    assert check.symbols_in_code == ["w_o", "s_z"]  # `attn_w_o` holds W_O; no `g_v` anywhere
