@@ -8,7 +8,10 @@ read the same facts:
   comments/docs/tests, bound to a name related to the claim, or a related name bound to a
   different value (mismatch);
 - terms and operations (D2): weighted share of the claim's terms on executable lines, in the best
-  8-line window, and inside the best single function, and whether that function is a stub;
+  8-line window, and inside the best single function, and whether that function is a stub; the
+  formula's subscripted symbols (`W_O`, `s_z`) held by variables of that name;
+- parts (all dimensions): each clause or step of the claim checked on its own (present in code,
+  covered by its own best function), since one missing part makes a verdict "partial";
 - protocol objects (D3): named datasets, baselines and metrics found in runnable code;
 - phases (D4): the named steps mapped to functions, and whether the static call order from the
   entry points follows the stated order;

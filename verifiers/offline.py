@@ -3,7 +3,9 @@
 For each claim the per-dimension checks (`checks.check_claim`) give a handful of features
 (`claim_features`). A small ordinal-logistic model turns them into a probability for each of the
 five score levels: a latent score `eta = w·x + b[dimension]` and, per emulated judge, four
-increasing cut points, `P(score <= level k) = sigmoid(cut_k - eta)`. Its parameters (a few dozen)
+increasing cut points, `P(score <= level k) = sigmoid(cut_k - eta)`; per dimension, a shift of the
+three upper cuts (protocol and ordering claims reach 0.25 as value claims do, but seldom 0.5).
+Its parameters (a few dozen)
 are fitted by `sabench calibrate` on the development runs and committed in `calibration.json`
 with the date and the data they came from.
 
