@@ -334,7 +334,8 @@ def calibrate(runs_root: Path, papers_dir: Path, out: Path | None = None, jobs: 
     n_papers = len({r.paper_id for r in runs})
     data = (f"{len(rows)} complete development runs of SA-Bench ({n_papers}"
             f" papers, {n_claims} claims with official scores; runs/index.json of the runs root, "
-            "official_scores/<config>/<paper>.json)")
+            "official_scores/<config>/<paper>.json; likelihood weighted so that each dimension "
+            "of a run counts as in its overall score)")
     calibration = fit(rows, data=data)
     summary: dict[str, Any] = {"n_parameters": calibration.n_parameters, "n_runs": len(rows),
                                "n_claims": n_claims}
