@@ -159,20 +159,42 @@ class _Design:
     judge: np.ndarray
     level: np.ndarray
     judges: list[str]
+    weight: np.ndarray
 
 
-def _design(runs: Iterable[RunRows], features: list[str], judges: list[str]) -> _Design:
-    x, dims, judge, level = [], [], [], []
+def dimension_weights(dimensions: list[Dimension]) -> np.ndarray:
+    """Likelihood weights that give each dimension of a run the same total weight.
+
+    A run's overall score is the mean of its dimension means, so one D4 claim of a run with two
+    D4 claims moves it as much as ten D1 claims of a run with forty. Weighting every claim by
+    `n / (n_dimensions * n_in_its_dimension)` makes the fit favour what the run and configuration
+    scores are made of (the weights of a run sum to its claim count).
+    """
+    counts: dict[Dimension, int] = {}
+    for dim in dimensions:
+        counts[dim] = counts.get(dim, 0) + 1
+    n = len(dimensions)
+    return np.array([n / (len(counts) * counts[dim]) for dim in dimensions], dtype=float)
+
+
+def _design(runs: Iterable[RunRows], features: list[str], judges: list[str],
+            weighting: str = "dimension") -> _Design:
+    x, dims, judge, level, weight = [], [], [], [], []
     for rr in runs:
-        for row in rr.claims:
-            if row.official is None:
-                continue
+        scored = [row for row in rr.claims if row.official is not None]
+        if weighting == "dimension":
+            weight.extend(dimension_weights([row.dimension for row in scored]))
+        else:
+            weight.extend([1.0] * len(scored))
+        for row in scored:
             x.append([row.features[f] for f in features])
             dims.append(_DIMS.index(row.dimension))
             judge.append(judges.index(rr.run.judge_model))
             level.append(SCORE_LEVELS.index(row.official))
+    w = np.array(weight, dtype=float)
     return _Design(np.array(x, dtype=float).reshape(len(x), len(features)), np.array(dims),
-                   np.array(judge), np.array(level), judges)
+                   np.array(judge), np.array(level), judges,
+                   w / w.mean() if len(w) else w)
 
 
 def _cuts(raw: np.ndarray) -> np.ndarray:
@@ -196,17 +218,18 @@ def _negative_log_likelihood(theta: np.ndarray, d: _Design, nf: int
     rows = np.arange(n)
     hi, lo = d.level + 1, d.level
     prob = np.clip(big_f[rows, hi] - big_f[rows, lo], 1e-12, 1.0)
-    loss = float(-np.log(prob).sum() + RIDGE * np.sum(weights ** 2))
-    d_eta = (small_f[rows, hi] - small_f[rows, lo]) / prob  # d(-log p)/d eta
+    w = d.weight
+    loss = float(-(w * np.log(prob)).sum() + RIDGE * np.sum(weights ** 2))
+    d_eta = w * (small_f[rows, hi] - small_f[rows, lo]) / prob  # d(-log p)/d eta
     grad = np.zeros_like(theta)
     grad[:nf] = d.x.T @ d_eta + 2 * RIDGE * weights
     grad[nf:nf + 4] = np.bincount(d.dims, weights=d_eta, minlength=4)
     # d(-log p)/d cut_j: -f_j/p when j is the upper cut, +f_j/p when it is the lower one.
     d_cut = np.zeros((n, 4))
     upper = hi - 1 < 4
-    d_cut[rows[upper], (hi - 1)[upper]] -= small_f[rows, hi][upper] / prob[upper]
+    d_cut[rows[upper], (hi - 1)[upper]] -= (w * small_f[rows, hi] / prob)[upper]
     lower = lo >= 1
-    d_cut[rows[lower], (lo - 1)[lower]] += small_f[rows, lo][lower] / prob[lower]
+    d_cut[rows[lower], (lo - 1)[lower]] += (w * small_f[rows, lo] / prob)[lower]
     # A dimension's shift moves its three upper cuts together.
     grad[nf + 4:nf + 4 + _N_SHIFTS] = np.bincount(d.dims, weights=d_cut @ _UPPER,
                                                  minlength=4)[1:]
@@ -220,17 +243,22 @@ def _negative_log_likelihood(theta: np.ndarray, d: _Design, nf: int
     return loss, grad
 
 
-def fit(runs: list[RunRows], features: list[str] | None = None, data: str = "") -> Calibration:
+def fit(runs: list[RunRows], features: list[str] | None = None, data: str = "",
+        weighting: str = "dimension") -> Calibration:
     """Fit the ordinal model on the claims of `runs` (official scores as labels).
 
     Args:
         runs: feature rows with official scores.
         features: feature names to use (default: all of `offline.FEATURES`).
         data: provenance recorded in the calibration.
+        weighting: `dimension` (each dimension of a run weighs the same, as in its overall
+            score; see `dimension_weights`) or `claim` (every claim weighs the same).
     """
+    if weighting not in ("dimension", "claim"):
+        raise ValueError(f"unknown weighting {weighting!r}: use 'dimension' or 'claim'")
     features = list(features or FEATURES)
     judges = sorted({rr.run.judge_model for rr in runs})
-    design = _design(runs, features, judges)
+    design = _design(runs, features, judges, weighting)
     if len(design.level) == 0:
         raise RunsIndexError("no claim with an official score to calibrate on")
     nf = len(features)
@@ -319,7 +347,8 @@ def calibrate(runs_root: Path, papers_dir: Path, out: Path | None = None, jobs: 
     n_papers = len({r.paper_id for r in runs})
     data = (f"{len(rows)} complete development runs of SA-Bench ({n_papers}"
             f" papers, {n_claims} claims with official scores; runs/index.json of the runs root, "
-            "official_scores/<config>/<paper>.json)")
+            "official_scores/<config>/<paper>.json; likelihood weighted so that each dimension "
+            "of a run counts as in its overall score)")
     calibration = fit(rows, data=data)
     summary: dict[str, Any] = {"n_parameters": calibration.n_parameters, "n_runs": len(rows),
                                "n_claims": n_claims}

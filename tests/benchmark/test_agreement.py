@@ -21,6 +21,7 @@ from sabench.benchmark.calibrate import (
     RunsIndexError,
     _design,
     _negative_log_likelihood,
+    dimension_weights,
     fit,
     paper_folds,
     predict,
@@ -189,7 +190,7 @@ def test_fit_learns_a_dimension_whose_upper_levels_are_rare() -> None:
     assert high[0] == low[0] and (high[1:] > low[1:]).all()
 
 
-def test_likelihood_gradient_matches_finite_differences() -> None:
+def test_likelihood_gradient_with_cut_shifts_matches_finite_differences() -> None:
     runs = _synthetic_runs(8, 5)
     judges = sorted({rr.run.judge_model for rr in runs})
     design = _design(runs, list(FEATURES), judges)
@@ -198,3 +199,37 @@ def test_likelihood_gradient_matches_finite_differences() -> None:
     _, grad = _negative_log_likelihood(theta, design, nf)
     numeric = approx_fprime(theta, lambda t: _negative_log_likelihood(t, design, nf)[0], 1e-6)
     assert np.allclose(grad, numeric, rtol=1e-3, atol=1e-3)
+
+
+def test_dimension_weights_give_each_dimension_of_a_run_equal_weight() -> None:
+    dims = [Dimension.D1] * 6 + [Dimension.D2] * 3 + [Dimension.D4]
+    weights = dimension_weights(dims)
+    assert weights.sum() == pytest.approx(len(dims))
+    totals = {d: weights[[i for i, x in enumerate(dims) if x == d]].sum() for d in set(dims)}
+    assert all(t == pytest.approx(len(dims) / 3) for t in totals.values())
+    # The lone D4 claim outweighs any single D1 claim.
+    assert weights[-1] > 5 * weights[0]
+
+
+@pytest.mark.parametrize("weighting", ["dimension", "claim"])
+def test_likelihood_gradient_matches_finite_differences(weighting: str) -> None:
+    runs = _synthetic_runs(6, 4)
+    for rr in runs:  # uneven dimensions, so the weights differ from 1
+        rr.claims = rr.claims[:13]
+    features = ["term_coverage", "window_coverage"]
+    design = _design(runs, features, ["judge-a", "judge-b"], weighting)
+    assert (np.ptp(design.weight) > 0) == (weighting == "dimension")
+    theta = np.random.default_rng(0).normal(0, 0.5, len(features) + 4 + 3 + 8)
+    _, grad = _negative_log_likelihood(theta, design, len(features))
+    eps = 1e-6
+    for i in range(len(theta)):
+        step = np.zeros_like(theta)
+        step[i] = eps
+        numeric = (_negative_log_likelihood(theta + step, design, len(features))[0]
+                   - _negative_log_likelihood(theta - step, design, len(features))[0]) / (2 * eps)
+        assert grad[i] == pytest.approx(numeric, rel=1e-4, abs=1e-5)
+
+
+def test_unknown_weighting_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown weighting"):
+        fit(_synthetic_runs(4, 5), weighting="papers")
