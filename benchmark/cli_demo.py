@@ -13,6 +13,11 @@ from rich.table import Table
 from sabench.verifiers.spec import Dimension
 
 console = Console()
+# The calibrated judge imitates the official one, whose scale is strict: without this a
+# faithful reproduction's ~0.35 reads as a failure.
+SCALE_NOTE = ("The offline judge scores on the official LLM judge's strict scale (the best "
+              "published configuration reaches 0.301 overall on SA-Bench): read the gap between "
+              "the reproductions, not the absolute level.")
 
 
 def _cell(value: float | None) -> str:
@@ -71,6 +76,8 @@ def demo(
         return
     console.print(f"judge: {result.judge_note}", highlight=False)
     console.print(score_table(result))
+    if result.judge.startswith("offline"):
+        console.print(SCALE_NOTE, highlight=False)
     console.print(f"scores: {result.scores_dir}", highlight=False)
     if result.report_html is not None:
         console.print(f"HTML report: {result.report_html}", highlight=False)
