@@ -35,6 +35,7 @@ from sabench.sandbox.types import (
 from sabench.sandbox.workspace import (
     HostWorkspace,
     OutputCapture,
+    WorkspaceFiles,
     command_timeout,
     display,
     environment,
@@ -169,7 +170,7 @@ class DockerBackend:
         _pool.drain()
 
 
-class DockerSandbox:
+class DockerSandbox(WorkspaceFiles):
     """A running container; use as a context manager so it is always removed."""
 
     def __init__(self, spec: SandboxSpec) -> None:
@@ -352,28 +353,6 @@ class DockerSandbox:
     def _check_open(self) -> None:
         if self._closed:
             raise SandboxBroken("sandbox is closed")
-
-    # -- files ----------------------------------------------------------------------------
-
-    def write_file(self, path: str, data: str | bytes) -> None:
-        self._check_open()
-        with self._exec_lock:  # never while a command could be moving files underneath
-            self.workspace.write_file(path, data)
-
-    def read_file(self, path: str) -> bytes:
-        self._check_open()
-        with self._exec_lock:
-            return self.workspace.read_file(path)
-
-    def copy_in(self, src: Path, dest: str = ".") -> None:
-        self._check_open()
-        with self._exec_lock:
-            self.workspace.copy_in(src, dest)
-
-    def copy_out(self, dest: Path, src: str = ".") -> None:
-        self._check_open()
-        with self._exec_lock:
-            self.workspace.copy_out(dest, src)
 
     # -- lifetime -------------------------------------------------------------------------
 

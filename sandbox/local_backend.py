@@ -43,6 +43,7 @@ from sabench.sandbox.types import (
 from sabench.sandbox.workspace import (
     HostWorkspace,
     OutputCapture,
+    WorkspaceFiles,
     command_timeout,
     display,
     environment,
@@ -108,7 +109,7 @@ class LocalBackend:
         return LocalSandbox(spec)
 
 
-class LocalSandbox:
+class LocalSandbox(WorkspaceFiles):
     """A private workspace and cgroup; every `exec` starts a fresh bubblewrap sandbox on them."""
 
     def __init__(self, spec: SandboxSpec) -> None:
@@ -280,24 +281,6 @@ class LocalSandbox:
             proc.wait(KILL_GRACE)
         except subprocess.TimeoutExpired as exc:
             raise SandboxBroken(f"sandbox process {proc.pid} did not die") from exc
-
-    # -- files ----------------------------------------------------------------------------
-
-    def write_file(self, path: str, data: str | bytes) -> None:
-        with self._exec_lock:  # never while a command could be moving files underneath
-            self.workspace.write_file(path, data)
-
-    def read_file(self, path: str) -> bytes:
-        with self._exec_lock:
-            return self.workspace.read_file(path)
-
-    def copy_in(self, src: Path, dest: str = ".") -> None:
-        with self._exec_lock:
-            self.workspace.copy_in(src, dest)
-
-    def copy_out(self, dest: Path, src: str = ".") -> None:
-        with self._exec_lock:
-            self.workspace.copy_out(dest, src)
 
     # -- lifetime -------------------------------------------------------------------------
 

@@ -245,6 +245,41 @@ def _special_files(folder: str, names: list[str]) -> set[str]:
     return skipped
 
 
+class WorkspaceFiles:
+    """The Sandbox file operations, on the host side of a backend's `HostWorkspace`.
+
+    They hold the backend's command lock, so a file is never moved while a command could be
+    using it. A backend sets `workspace` and `_exec_lock`, and may refuse work by overriding
+    `_check_open`.
+    """
+
+    workspace: HostWorkspace
+    _exec_lock: threading.Lock
+
+    def _check_open(self) -> None:
+        """Raise when the sandbox can no longer be used (backends that track closing)."""
+
+    def write_file(self, path: str, data: str | bytes) -> None:
+        self._check_open()
+        with self._exec_lock:
+            self.workspace.write_file(path, data)
+
+    def read_file(self, path: str) -> bytes:
+        self._check_open()
+        with self._exec_lock:
+            return self.workspace.read_file(path)
+
+    def copy_in(self, src: Path, dest: str = ".") -> None:
+        self._check_open()
+        with self._exec_lock:
+            self.workspace.copy_in(src, dest)
+
+    def copy_out(self, dest: Path, src: str = ".") -> None:
+        self._check_open()
+        with self._exec_lock:
+            self.workspace.copy_out(dest, src)
+
+
 class OutputCapture:
     """Keeps the first `output_bytes` of stdout and stderr; flags a flood past `flood_bytes`."""
 
