@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import sys
 import time
 import tracemalloc
-from pathlib import Path
+
+from measure import DATA_DIR
 
 from sabench.benchmark.dataset import load_papers
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
 
 def main() -> None:
-    data = Path(os.environ.get("SABENCH_DATA_DIR", REPO_ROOT.parent / "shared" / "sabench"))
-    papers = data / "papers"
+    papers = DATA_DIR / "papers"
     if not papers.is_dir():
         print(json.dumps({"bench": "dataset", "skipped": f"no dataset at {papers}"}))
         return

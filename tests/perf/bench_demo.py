@@ -9,28 +9,14 @@ because the machine is shared.
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from measure import run_cli
+
 REPEATS = 3
-
-
-def _demo_process(out: Path, judge: str) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and peak RSS (MB) of one `sabench demo` process."""
-    code = "from sabench.benchmark.cli import main; main()"
-    command = [sys.executable, "-c", code, "demo", "--out", str(out), "--judge", judge]
-    start = time.perf_counter()
-    pid = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).pid
-    _, status, usage = os.wait4(pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"sabench demo --judge {judge} failed (status {status})")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux: KiB
 
 
 def _keyword_judge_seconds() -> dict[str, float]:
@@ -50,10 +36,11 @@ def _keyword_judge_seconds() -> dict[str, float]:
 def main() -> None:
     figures: dict[str, object] = {"repeats": REPEATS}
     with tempfile.TemporaryDirectory() as tmp:
-        runs = [_demo_process(Path(tmp) / f"out{i}", "keyword") for i in range(REPEATS)]
-    figures["demo_keyword_wall_s_median"] = round(statistics.median(r[0] for r in runs), 3)
-    figures["demo_keyword_cpu_s_median"] = round(statistics.median(r[1] for r in runs), 3)
-    figures["demo_keyword_peak_rss_mb_max"] = round(max(r[2] for r in runs), 1)
+        runs = [run_cli("demo", "--out", str(Path(tmp) / f"out{i}"), "--judge", "keyword")
+                for i in range(REPEATS)]
+    figures["demo_keyword_wall_s_median"] = round(statistics.median(r.wall_s for r in runs), 3)
+    figures["demo_keyword_cpu_s_median"] = round(statistics.median(r.cpu_s for r in runs), 3)
+    figures["demo_keyword_peak_rss_mb_max"] = round(max(r.peak_mb for r in runs), 1)
     figures.update(_keyword_judge_seconds())
     print(json.dumps(figures, indent=1))
 

@@ -19,12 +19,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from measure import DATA_DIR
+
 from sabench.benchmark.calibrate import read_runs
 from sabench.benchmark.dataset import load_papers
 from sabench.verifiers.offline import OfflineJudge
 
-DATA = Path(os.environ.get("SABENCH_DATA_DIR",
-                           Path(__file__).resolve().parents[2].parent / "shared" / "sabench"))
+DATA = DATA_DIR
 _SPECS: dict = {}
 
 

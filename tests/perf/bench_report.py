@@ -10,32 +10,16 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from measure import DATA_DIR, run_cli
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TARGET_S, TARGET_MB = 5.0, 500.0
 REPEATS = 3
-
-
-def _one_run(scores: Path, fmt: str, out: Path) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and peak RSS (MB) of one `sabench report` process.
-
-    CPU time is reported beside wall time because the machine is shared: when other work
-    competes for the two cores, wall time grows but CPU time stays what the report costs.
-    """
-    code = "from sabench.benchmark.cli import main; main()"
-    command = [sys.executable, "-c", code, "report", str(scores), "--format", fmt, "-o", str(out)]
-    start = time.perf_counter()
-    pid = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).pid
-    _, status, usage = os.wait4(pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"sabench report --format {fmt} failed (status {status})")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux: KiB
 
 
 def _breakdown(scores: Path) -> dict[str, float]:
@@ -58,8 +42,7 @@ def _breakdown(scores: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    data = Path(os.environ.get("SABENCH_DATA_DIR", REPO_ROOT.parent / "shared" / "sabench"))
-    scores = data / "official_scores"
+    scores = DATA_DIR / "official_scores"
     if not scores.is_dir():
         print(json.dumps({"bench": "report", "skipped": f"no scores at {scores}"}))
         return
@@ -68,8 +51,11 @@ def main() -> None:
                                   "target_s": TARGET_S, "target_mb": TARGET_MB}
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in ("md", "json", "html"):
-            runs = [_one_run(scores, fmt, Path(tmp) / f"report.{fmt}") for _ in range(REPEATS)]
-            times, cpu, peaks = ([run[i] for run in runs] for i in range(3))
+            out = Path(tmp) / f"report.{fmt}"
+            runs = [run_cli("report", str(scores), "--format", fmt, "-o", str(out))
+                    for _ in range(REPEATS)]
+            times, cpu = [r.wall_s for r in runs], [r.cpu_s for r in runs]
+            peaks = [r.peak_mb for r in runs]
             figures[fmt] = {"median_s": round(statistics.median(times), 3),
                             "max_s": round(max(times), 3),
                             "median_cpu_s": round(statistics.median(cpu), 3),

@@ -14,40 +14,29 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("SABENCH_DATA_DIR") or REPO_ROOT.parent / "shared" / "sabench")
+from measure import DATA_DIR, run_cli
+
+DATA = DATA_DIR
 TARGET_S, TARGET_MB = 60.0, 1024.0
 
 
-def timed(command: list[str]) -> dict[str, float]:
-    """Wall and CPU seconds and the largest resident set of any process of the command."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    out = proc.stdout.read().decode() if proc.stdout else ""
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):  # 1 = some runs failed, reported in the summary
-        raise SystemExit(f"{' '.join(command[:4])} failed ({code}): {err.strip()[-500:]}")
-    # ru_maxrss of wait4 covers the waited process and, through it, its reaped workers.
-    return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "peak_mb": round(usage.ru_maxrss / 1024, 1), "stdout": out}
+def timed(*args: str) -> dict[str, object]:
+    """A `sabench` command's figures; exit 1 means some runs failed, reported in its summary."""
+    run = run_cli(*args, ok_codes=(0, 1))
+    return {"wall_s": round(run.wall_s, 2), "cpu_s": round(run.cpu_s, 2),
+            "peak_mb": round(run.peak_mb, 1), "stdout": run.stdout}
 
 
 def score_runs(dest: Path, judge: str, jobs: int) -> dict[str, object]:
-    code = "from sabench.benchmark.cli import main; main()"
-    command = [sys.executable, "-c", code, "score-runs", str(dest), "--papers",
-               str(DATA / "papers"), "--judge", judge, "--out", str(dest / "scores"),
-               "--jobs", str(jobs), "--json"]
-    first = timed(command)
+    command = ["score-runs", str(dest), "--papers", str(DATA / "papers"), "--judge", judge,
+               "--out", str(dest / "scores"), "--jobs", str(jobs), "--json"]
+    first = timed(*command)
     summary = json.loads(first.pop("stdout"))
-    resumed = timed(command)
+    resumed = timed(*command)
     again = json.loads(resumed.pop("stdout"))
     return {"first": {**first, "scored": summary["scored"], "failed": summary["failed"],
                       "claim_errors": summary["claim_errors"]},
