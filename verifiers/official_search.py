@@ -1,0 +1,524 @@
+"""What the official SA-Bench judge sees: an emulation of its deterministic evidence search.
+
+The official judge does not read the repository. For each claim a fixed, deterministic search
+(three rounds of substring and regex greps, a config-key search, then the definitions of the
+functions the hits call) collects 8-line windows, ranks them by a hand-made relevance score and
+keeps 8. Four gates then give 0 without asking the LLM (no code/config evidence; an
+experiment-parameter claim none of whose numbers appears in the code evidence; no strong,
+non-stub evidence; a theory-style claim with a single strong item). Otherwise the LLM is shown
+the claim and only the first **two** code/config windows.
+
+So the offline judge can do far better by looking where the official judge looked. This module
+re-implements that search from the published protocol's facts (queries, limits, relevance
+labels, ranking weights, gates), on the repository index and with every grep answered by
+`str.find` on one lower-cased text per repository (results cached per query), so that a whole
+repository takes a fraction of a second instead of several seconds.
+
+Known differences: the official search visits files in the order of the machine's directory
+listing, which is not recorded; here folders are visited top-down in sorted order. This only
+matters when a grep hits its match limit (common words).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+from sabench.verifiers.index import RepoIndex
+from sabench.verifiers.spec import Claim, Dimension
+
+WINDOW_BEFORE = 2  # a hit at line n gives the window n-2 .. n+5 (8 lines)
+WINDOW_AFTER = 5
+KEEP = 8  # windows kept per claim
+SHOWN = 2  # code/config windows the LLM is shown
+
+# Folders the official search never enters (beyond what the index skips).
+_SKIP_PARTS = {".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", "__pycache__", "node_modules",
+               ".venv", "venv", "dist", "build", "result", "results", "outputs"}
+_CODE_EXT = (".py", ".js", ".ts", ".tsx", ".jsx", ".cpp", ".cc", ".c", ".h", ".hpp", ".cu", ".jl")
+_CONFIG_EXT = (".yaml", ".yml", ".toml", ".ini", ".cfg")
+_CONFIG_SEARCH_EXT = {".py", ".json", ".yaml", ".yml", ".toml", ".ini", ".cfg"}
+_CONFIG_NAME_HINTS = ("config", "arg", "param", "hyper", "train", "setting")
+
+_STOPWORDS = {"the", "and", "for", "with", "from", "that", "this", "where", "which", "into",
+              "during", "against", "between", "through", "across", "section", "appendix",
+              "table", "figure", "claim", "model", "method", "using", "uses", "used"}
+_QUERY_STOPWORDS = _STOPWORDS | {"must", "step"}
+_QUERY_SYMBOLS = {"β": "beta", "α": "alpha", "σ": "sigma", "λ": "lambda", "ε": "epsilon",
+                  "θ": "theta", "∇": "grad", "×": "x", "−": "-", "–": "-", "—": "-", "²": "2"}
+_RANK_SYMBOLS = {"β": "beta", "α": "alpha", "σ": "sigma", "λ": "lambda", "ε": "epsilon",
+                 "η": "eta", "θ": "theta", "∇": "grad", "×": "x", "−": "-", "²": "2"}
+_HINTS = {
+    Dimension.D1: ["lr", "learning_rate", "batch", "epoch", "weight_decay", "beta", "config"],
+    Dimension.D2: ["loss", "forward", "norm", "score", "sigma", "drift", "gradient"],
+    Dimension.D3: ["dataset", "dataloader", "train", "eval", "metric", "epoch", "augmentation"],
+    Dimension.D4: ["pipeline", "phase", "trainer", "runner", "forward", "step", "schedule"],
+}
+_HINT_REGEX = {
+    Dimension.D1: r"(lr|learning[_-]?rate|batch[_-]?size|weight[_-]?decay|epoch|seed)",
+    Dimension.D2: r"(loss|norm|sigma|alpha|beta|score|gradient|drift|control)",
+    Dimension.D3: r"(dataset|dataloader|metric|evaluate|ablation|augmentation|epoch)",
+    Dimension.D4: r"(pipeline|phase|trainer|runner|workflow|schedule|step)",
+}
+_FALLBACK = {
+    Dimension.D1: [r"\d+(?:\.\d+)?(?:e[+-]?\d+)?", r"(config|args|param|hyper)"],
+    Dimension.D2: [r"(loss|forward|sigma|alpha|beta|norm|grad)", r"(torch|numpy|jax)\."],
+    Dimension.D3: [r"(train|eval|dataset|metric|epoch)", r"(DataLoader|Trainer|evaluate)"],
+    Dimension.D4: [r"(pipeline|phase|runner|trainer|workflow)", r"(class|def)\s+\w+"],
+}
+_FORMULA_WORDS = ("sigma", "alpha", "beta", "epsilon", "lambda", "score", "norm", "grad")
+_MATH_TERMS = {"sqrt", "sigma", "alpha", "beta", "eta", "epsilon", "lambda", "grad", "norm",
+               "loss", "mse", "drift", "control", "velocity", "adjoint", "schedule",
+               "memoryless", "reward", "guidance", "forward"}
+_EXPERIMENT_WORDS = ("experiment", "simulation", "setup", "figure", "appendix c", "state/action",
+                     "transition kernel", "reward variance", "training iterations", "run for",
+                     "varying state", "varying reward", "varying transition")
+_THEORY_WORDS = ("theorem", "lemma", "proof", "convergence", "bound", "smoothness", "sublinear",
+                 "exponential", "optimal")
+_STUB_MARKERS = ("placeholder", "stub", "todo", "to do", "replace with", "not implemented",
+                 "skeleton", "dummy", "pass #", "np.zeros_like", "zeros_like", "return 0",
+                 "return none")
+# Relevance of a window by the kind of query that found it; a window found twice keeps the
+# strongest. `_RANK_BONUS` is what the relevance adds to the window's ranking score.
+_STRENGTH = {"direct": 5, "config": 4, "semantic": 3, "supporting": 2, "weak": 1}
+_RANK_BONUS = {"direct": 16, "config": 12, "semantic": 8, "supporting": 4, "weak": 0}
+STRONG = {"direct", "config", "semantic"}
+
+_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![A-Za-z])", re.IGNORECASE)
+_RESOLUTION = re.compile(r"\b(\d{2,5})\s*[x×]\s*(\d{2,5})\b", re.IGNORECASE)
+_PHRASE = re.compile(r"[A-Z][A-Za-z0-9]*(?:[- ][A-Z0-9][A-Za-z0-9]*){1,4}")
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_+-]{2,}")
+_RANK_TOKEN = re.compile(r"[a-z][a-z0-9_+-]{2,}")
+_CALLED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_DEF = re.compile(r"\b(def|class)\s+[A-Za-z_][A-Za-z0-9_]*")
+_CONTROL = re.compile(r"\b(def|class|for|while|return|if)\b")
+_PLAIN_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+
+
+@lru_cache(maxsize=65536)
+def path_kind(path: str) -> str:
+    """The official kind of a file: test, code, config, docs or other (by its path only)."""
+    low = path.lower()
+    name = low.rsplit("/", 1)[-1]
+    if low.endswith(("_test.py", ".test.py")) or "/tests/" in low or name.startswith("test"):
+        return "test"
+    if low.endswith(_CODE_EXT):
+        return "code"
+    if low.endswith(_CONFIG_EXT) or "config" in name or "args" in name:
+        return "config"
+    if low.endswith((".md", ".rst", ".txt")) or "readme" in name or "docs" in low:
+        return "docs"
+    return "other"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One evidence window as the official search keeps it."""
+
+    file: str
+    start: int
+    end: int
+    relevance: str
+    kind: str
+    snippet: str
+    # Claim-independent parts of the ranking score, computed once per window.
+    haystack: str = field(default="", repr=False, compare=False)
+    base_score: int = field(default=0, repr=False, compare=False)
+    basename: str = field(default="", repr=False, compare=False)
+    calls: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.file}:{self.start}-{self.end}"
+
+    @property
+    def direct(self) -> bool:
+        """Code or config: the only kinds the gates and the LLM look at."""
+        return self.kind in ("code", "config")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The official judge's view of one claim: kept windows, gate (if any), windows shown."""
+
+    items: tuple[Item, ...]
+    gate: str | None  # "no_evidence", "no_numbers", "weak", "theory" or None (LLM judged)
+
+    @property
+    def shown(self) -> tuple[Item, ...]:
+        return tuple(item for item in self.items if item.direct)[:SHOWN]
+
+    @property
+    def strong(self) -> tuple[Item, ...]:
+        return tuple(i for i in self.items if i.direct and i.relevance in STRONG
+                     and not stub_like(i.snippet))
+
+
+# ------------------------------------------------------------------ the searchable text
+@dataclass
+class _Text:
+    """Lower-cased lines of a set of files joined into one string, with line offsets."""
+
+    blob: str
+    starts: list[int]  # offset of each global line
+    where: list[tuple[str, int]]  # (file, 1-based line) of each global line
+
+    @classmethod
+    def of(cls, index: RepoIndex, files: list[str]) -> _Text:
+        parts: list[str] = []
+        starts: list[int] = []
+        where: list[tuple[str, int]] = []
+        offset = 0
+        for rel in files:
+            for n, line in enumerate(index.files[rel].lines, start=1):
+                low = line.lower()
+                starts.append(offset)
+                where.append((rel, n))
+                parts.append(low)
+                offset += len(low) + 1
+        return cls("\n".join(parts), starts, where)
+
+    def line_at(self, offset: int) -> int:
+        return bisect_right(self.starts, offset) - 1
+
+    def next_line(self, line: int) -> int:
+        return self.starts[line + 1] if line + 1 < len(self.starts) else len(self.blob) + 1
+
+    def find(self, needle: str, limit: int) -> list[int]:
+        """Global lines holding `needle` (already lower-case), at most `limit`."""
+        out: list[int] = []
+        pos = self.blob.find(needle) if needle else -1
+        while pos >= 0 and len(out) < limit:
+            line = self.line_at(pos)
+            out.append(line)
+            pos = self.blob.find(needle, self.next_line(line))
+        return out
+
+    def find_pair(self, first: str, second: str, limit: int) -> list[int]:
+        """Global lines where `second` follows `first` (the official `a.*b` regexes)."""
+        out: list[int] = []
+        pos = self.blob.find(first)
+        while pos >= 0 and len(out) < limit:
+            line = self.line_at(pos)
+            end = self.next_line(line) - 1
+            if self.blob.find(second, pos + len(first), end) >= 0:
+                out.append(line)
+            pos = self.blob.find(first, end + 1)
+        return out
+
+    def find_matching(self, needle: str, pattern: re.Pattern[str], limit: int) -> list[int]:
+        """Global lines holding `needle` on which `pattern` also matches (a fast regex
+        search when the regex needs a known word)."""
+        out: list[int] = []
+        pos = self.blob.find(needle)
+        while pos >= 0 and len(out) < limit:
+            line = self.line_at(pos)
+            end = self.next_line(line) - 1
+            if pattern.search(self.blob, self.starts[line], end):
+                out.append(line)
+            pos = self.blob.find(needle, end + 1)
+        return out
+
+    def search(self, pattern: re.Pattern[str], limit: int) -> list[int]:
+        out: list[int] = []
+        pos = 0
+        while len(out) < limit:
+            m = pattern.search(self.blob, pos)
+            if m is None:
+                break
+            line = self.line_at(m.start())
+            out.append(line)
+            pos = self.next_line(line)
+        return out
+
+
+def _walk_key(path: str) -> tuple[tuple[int, str], ...]:
+    """Top-down walk order: a folder's files before its subfolders, names sorted."""
+    parts = path.split("/")
+    return tuple((1, p) for p in parts[:-1]) + ((0, parts[-1]),)
+
+
+# ------------------------------------------------------------------ queries
+def _query_text(text: str) -> str:
+    for src, dst in _QUERY_SYMBOLS.items():
+        text = text.replace(src, dst)
+    return text
+
+
+def _rank_text(text: str) -> str:
+    for src, dst in _RANK_SYMBOLS.items():
+        text = text.replace(src, dst)
+    return text.lower()
+
+
+def _long_numbers(text: str) -> list[str]:
+    return [n for n in _NUMBER.findall(text) if len(n) > 1]
+
+
+def _tokens(text: str) -> list[str]:
+    """Claim words, longest and most code-like first (capitals +4, `_`/`-` +3)."""
+    scored = []
+    for token in _TOKEN.findall(text):
+        low = token.lower().strip("_")
+        if low in _QUERY_STOPWORDS or len(low) < 3:
+            continue
+        bonus = 4 * any(ch.isupper() for ch in token) + 3 * ("_" in token or "-" in token)
+        scored.append((len(low) + bonus, low))
+    return [token for _, token in sorted(scored, reverse=True)]
+
+
+def _unique(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in (i.strip() for i in items):
+        if item and item.lower() not in seen:
+            seen.add(item.lower())
+            out.append(item)
+    return out
+
+
+def exact_queries(claim: Claim, limit: int = 12) -> list[str]:
+    """Substring queries: resolutions, numbers, capitalised phrases, long words, hints."""
+    text = _query_text(claim.text)
+    out: list[str] = []
+    for w, h in _RESOLUTION.findall(claim.text):
+        out += [f"{w}x{h}", f"{w}×{h}", w, h]
+    for number in _long_numbers(text):
+        out.append(number)
+        if "e-" in number.lower():
+            out.append(str(float(number)))
+    out += [p.strip() for p in _PHRASE.findall(text) if len(p) <= 80]
+    out += _tokens(text)[:10]
+    if claim.dimension == Dimension.D2:
+        out += [w for w in _FORMULA_WORDS if w in text.lower()]
+    out += _HINTS[claim.dimension]
+    return _unique(out)[:limit]
+
+
+def regex_queries(claim: Claim, limit: int = 8) -> list[tuple[str, ...]]:
+    """Round-two regexes, as ("pair", a, b) for `a.*b`, ("literal", s) or ("regex", r)."""
+    tokens = _tokens(_query_text(claim.text))
+    out: list[tuple[str, ...]] = [("pair", w, h) for w, h in _RESOLUTION.findall(claim.text)]
+    out += [("pair", tokens[i], tokens[i + 1]) for i in range(min(4, len(tokens) - 1))]
+    out += [("literal", n.lower()) for n in _long_numbers(claim.text)]
+    out.append(("regex", _HINT_REGEX[claim.dimension]))
+    seen: set[tuple[str, ...]] = set()
+    unique = []
+    for q in out:
+        if q not in seen:
+            seen.add(q)
+            unique.append(q)
+    return unique[:limit]
+
+
+# ------------------------------------------------------------------ ranking and gates
+def stub_like(snippet: str) -> bool:
+    """A window the official gates do not count as strong: stub markers or little code."""
+    low = snippet.lower()
+    if any(marker in low for marker in _STUB_MARKERS):
+        return True
+    code = _code_lines(low)
+    if len(code) <= 1 and any(re.search(r"\b(def|class)\b", line) for line in code):
+        return True
+    return len(code) <= 3 and sum(bool(_CONTROL.search(line)) for line in code) <= 1
+
+
+def _code_lines(text: str) -> list[str]:
+    """Non-blank lines outside comments and (roughly tracked) docstrings."""
+    out: list[str] = []
+    in_doc = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        quotes = line.count('"""') + line.count("'''")
+        if quotes:
+            if quotes % 2:
+                in_doc = not in_doc
+            if line.startswith(('"""', "'''")) or line.endswith(('"""', "'''")):
+                continue
+        if not in_doc:
+            out.append(line)
+    return out
+
+
+@dataclass
+class _ClaimTerms:
+    terms: set[str]
+    numbers: list[str]
+    math: set[str]
+
+    @classmethod
+    def of(cls, claim: Claim) -> _ClaimTerms:
+        norm = _rank_text(claim.text)
+        words = {t for t in _RANK_TOKEN.findall(norm) if t not in _STOPWORDS}
+        terms = set(words)
+        for word in words:
+            terms.update(p for p in re.split(r"[_+-]+", word) if len(p) >= 3)
+        numbers = [n.lower() for n in _NUMBER.findall(claim.text)]
+        return cls(terms, numbers, {t for t in _MATH_TERMS if t in norm})
+
+
+def window_score(file: str, kind: str, snippet: str) -> tuple[str, int]:
+    """The claim-independent part of a window's ranking score, and its normalised text."""
+    hay = _rank_text(f"{file}\n{snippet}")
+    score = {"code": 20, "config": 16, "docs": -20, "test": -20}.get(kind, 0)
+    if _DEF.search(snippet):
+        score += 8
+    if "pass" in hay or "placeholder" in hay or "todo" in hay:
+        score -= 12
+    return hay, score
+
+
+def rank_score(ct: _ClaimTerms, item: Item) -> int:
+    """The official relevance score of a window for a claim (higher is shown first)."""
+    hay = item.haystack
+    score = item.base_score + _RANK_BONUS.get(item.relevance, 2)
+    score += min(40, 4 * sum(t in hay for t in ct.terms))
+    score += min(24, 6 * sum(n in hay for n in ct.numbers))
+    score += min(30, 5 * sum(t in hay for t in ct.math))
+    score += min(20, 5 * sum(t in item.basename for t in ct.terms))
+    return score
+
+
+def _gate(claim: Claim, items: tuple[Item, ...], strong: int) -> str | None:
+    direct = [i for i in items if i.direct]
+    if not direct:
+        return "no_evidence"
+    context = f"{claim.text} {claim.source}".lower()
+    if any(w in context for w in _EXPERIMENT_WORDS):
+        numbers = {n for n in _PLAIN_NUMBER.findall(f"{claim.text} {claim.source}")
+                   if len(n) > 1 or n not in {"1", "2"}}
+        hay = [f"{i.file} {i.start}-{i.end} {i.snippet}".lower() for i in direct]
+        if numbers and not any(n in h for n in numbers for h in hay):
+            return "no_numbers"
+    if not strong:
+        return "weak"
+    if any(w in claim.text.lower() for w in _THEORY_WORDS) and strong < 2:
+        return "theory"
+    return None
+
+
+# ------------------------------------------------------------------ the search
+@dataclass
+class OfficialSearch:
+    """The official evidence search over one repository (build once, query per claim)."""
+
+    index: RepoIndex
+    _all: _Text = field(init=False)
+    _config: _Text = field(init=False)
+    _cache: dict[tuple, list[tuple[str, int]]] = field(default_factory=dict, init=False)
+    _windows: dict[tuple[str, int, int], dict] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        files = sorted((f for f in self.index.files
+                        if not _SKIP_PARTS.intersection(f.split("/")[:-1])), key=_walk_key)
+        self._all = _Text.of(self.index, files)
+        self._config = _Text.of(self.index, [f for f in files if _config_searchable(f)])
+
+    def grep(self, query: tuple[str, ...], limit: int) -> list[tuple[str, int]]:
+        """(file, line) hits of a query: ("exact", s), ("pair", a, b), ("literal", s),
+        ("regex", r) or ("config", key), in walk order, at most `limit`."""
+        key = (*query, limit)
+        hits = self._cache.get(key)
+        if hits is None:
+            hits = self._cache[key] = self._grep(query, limit)
+        return hits
+
+    def _grep(self, query: tuple[str, ...], limit: int) -> list[tuple[str, int]]:
+        kind, arg = query[0], query[1]
+        if kind in ("exact", "literal"):
+            lines = self._all.find(arg.lower(), limit)
+        elif kind == "pair":
+            lines = self._all.find_pair(arg.lower(), query[2].lower(), limit)
+        elif kind == "definition":
+            pattern = re.compile(rf"(def|class)\s+{re.escape(arg.lower())}\b")
+            lines = self._all.find_matching(arg.lower(), pattern, limit)
+        elif kind == "config":
+            parts = [p for p in re.split(r"[^A-Za-z0-9]+", arg) if len(p) >= 2] or [arg]
+            pattern = re.compile("|".join(re.escape(p.lower()) for p in parts))
+            return [self._config.where[n] for n in self._config.search(pattern, limit)]
+        else:
+            lines = self._all.search(re.compile(arg, re.IGNORECASE), limit)
+        return [self._all.where[n] for n in lines]
+
+    def collect(self, claim: Claim) -> SearchResult:
+        """The windows the official search keeps for `claim`, and its gate."""
+        found: dict[tuple[str, int, int], Item] = {}
+        queries = exact_queries(claim)
+        for q in queries[:5]:
+            strong = bool(re.search(r"\d", q)) or len(q.split()) >= 2
+            self._add(found, self.grep(("exact", q), 30), "direct" if strong else "supporting")
+        for q in queries[:4]:
+            self._add(found, self.grep(("config", q), 20), "config")
+        for rq in regex_queries(claim):
+            self._add(found, self.grep(rq, 30), "semantic")
+        for q in queries[5:10]:
+            self._add(found, self.grep(("exact", q), 20), "supporting")
+        if not found:
+            for rx in _FALLBACK[claim.dimension]:
+                self._add(found, self.grep(("regex", rx), 25), "weak")
+                if found:
+                    break
+        self._add_definitions(found)
+        items = select(claim, list(found.values()))
+        strong = sum(1 for i in items if i.direct and i.relevance in STRONG
+                     and not stub_like(i.snippet))
+        return SearchResult(items, _gate(claim, items, strong))
+
+    def _add(self, found: dict[tuple[str, int, int], Item], hits: list[tuple[str, int]],
+             relevance: str) -> None:
+        for file, line in hits:
+            kind = path_kind(file)
+            if kind in ("docs", "test"):
+                continue
+            start, end = max(1, line - WINDOW_BEFORE), line + WINDOW_AFTER
+            key = (file, start, end)
+            old = found.get(key)
+            if old is None or _STRENGTH[relevance] > _STRENGTH[old.relevance]:
+                found[key] = Item(file, start, end, relevance, kind, **self._window(key, kind))
+
+    def _window(self, key: tuple[str, int, int], kind: str) -> dict:
+        """The claim-independent fields of a window (computed once per repository)."""
+        cached = self._windows.get(key)
+        if cached is None:
+            file, start, end = key
+            snippet = "\n".join(self.index.files[file].lines[start - 1:end])
+            hay, base_score = window_score(file, kind, snippet)
+            calls = frozenset(n for n in _CALLED.findall(snippet)
+                              if len(n) >= 4 and n not in ("range", "print", "super"))
+            cached = self._windows[key] = {
+                "snippet": snippet, "haystack": hay, "base_score": base_score, "calls": calls,
+                "basename": PurePosixPath(file).stem.lower().replace("_", " ")}
+        return cached
+
+    def _add_definitions(self, found: dict[tuple[str, int, int], Item]) -> None:
+        """Round three: the definitions of functions the windows call (relevance direct)."""
+        names = set().union(*(item.calls for item in found.values()))
+        for name in sorted(names)[:6]:
+            self._add(found, self.grep(("definition", name), 10), "direct")
+
+
+def select(claim: Claim, items: list[Item]) -> tuple[Item, ...]:
+    """Rank windows by the official score, drop ones overlapping a better window, keep 8."""
+    ct = _ClaimTerms.of(claim)
+    ranked = sorted(items, key=lambda i: (-rank_score(ct, i), i.file, f"{i.start}-{i.end}"))
+    kept: list[Item] = []
+    for item in ranked:
+        if not any(k.file == item.file and item.start <= k.end and k.start <= item.end
+                   for k in kept):
+            kept.append(item)
+        if len(kept) == KEEP:
+            break
+    return tuple(kept)
+
+
+def _config_searchable(path: str) -> bool:
+    p = PurePosixPath(path)
+    suffix = p.suffix.lower()
+    if suffix not in _CONFIG_SEARCH_EXT:
+        return False
+    return suffix != ".py" or any(h in p.name.lower() for h in _CONFIG_NAME_HINTS)
