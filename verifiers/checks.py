@@ -30,6 +30,8 @@ from pydantic import BaseModel, ConfigDict
 
 from sabench.verifiers.evidence import Query, Window, make_query, rank_windows, select, to_evidence
 from sabench.verifiers.index import Definition, RepoIndex
+from sabench.verifiers.numbers import number_keys
+from sabench.verifiers.official_search import OfficialSearch
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.stubs import PLACEHOLDER
 from sabench.verifiers.terms import GREEK, term_set
@@ -93,6 +95,14 @@ class ClaimCheck(BaseModel):
     symbols: list[str] = []
     symbols_in_code: list[str] = []
     external: bool = False
+    # What the official judge would see (`official_search`): the gate that gives 0 without
+    # the LLM (None: the LLM judges), how many code/config windows it is shown (0-2), and the
+    # share of the claim's terms and numbers in those windows and in all 8 kept windows.
+    official_gate: str | None = None
+    shown_windows: int = 0
+    shown_coverage: float = 0.0
+    shown_numbers: float = 0.0
+    kept_coverage: float = 0.0
     evidence: list[Evidence] = []
 
     @property
@@ -313,7 +323,27 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
         parts=n_parts, parts_in_code=parts_code, parts_function_coverage=parts_function,
         symbols=symbols, symbols_in_code=[x for x in symbols if symbol_in_code(rv, x)],
         external=bool(_EXTERNAL.search(claim.text)),
+        **official_view(index, claim, query),
         evidence=[to_evidence(index, w) for w in windows])
+
+
+def official_view(index: RepoIndex, claim: Claim, query: Query) -> dict[str, object]:
+    """The ClaimCheck fields describing what the official judge would see for `claim`."""
+    search = index.cache.get("official_search")
+    if search is None:
+        search = index.cache["official_search"] = OfficialSearch(index)
+    result = search.collect(claim)
+    shown = "\n".join(item.snippet for item in result.shown)
+    kept = "\n".join(item.snippet for item in result.items)
+    shown_numbers = number_keys(shown) if shown else set()
+    return {
+        "official_gate": result.gate,
+        "shown_windows": len(result.shown),
+        "shown_coverage": _share(query.weights, term_set(shown)) if shown else 0.0,
+        "shown_numbers": (sum(n.key in shown_numbers for n in query.numbers) / len(query.numbers)
+                          if query.numbers else 0.0),
+        "kept_coverage": _share(query.weights, term_set(kept)) if kept else 0.0,
+    }
 
 
 _OPERATIONS = {

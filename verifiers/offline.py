@@ -102,6 +102,7 @@ FEATURES: tuple[str, ...] = (
     "window_numbers", "no_numbers", "entities_in_code", "phases_found", "phase_order",
     "any_coverage", "claim_length", "term_coverage_sq", "window_coverage_sq",
     "function_coverage_sq", "paper_claims", "parts_coverage", "formula_symbols",
+    "official_gate", "shown_coverage", "shown_numbers", "shown_windows", "kept_coverage",
 )
 
 
@@ -147,6 +148,13 @@ def claim_features(check: ClaimCheck, facts: RepoFacts, n_claims: int = 50) -> d
         # Subscripted symbols of a formula (`W_O`, `s_z`) held by variables of that name: the
         # judge credits code that visibly computes the formula, which names its variables so.
         "formula_symbols": min(1.0, len(check.symbols_in_code) / 3.0),
+        # What the official judge looks at (`official_search`): a gate scores 0 without the
+        # LLM; otherwise the LLM sees only two windows, so coverage there is what it credits.
+        "official_gate": float(check.official_gate is not None),
+        "shown_coverage": check.shown_coverage,
+        "shown_numbers": check.shown_numbers,
+        "shown_windows": check.shown_windows / 2.0,
+        "kept_coverage": check.kept_coverage,
     }
 
 
