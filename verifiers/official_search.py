@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -96,6 +97,9 @@ _CALLED = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _DEF = re.compile(r"\b(def|class)\s+[A-Za-z_][A-Za-z0-9_]*")
 _CONTROL = re.compile(r"\b(def|class|for|while|return|if)\b")
 _PLAIN_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+_DEF_WORD = re.compile(r"\b(def|class)\b")
+_WORD_PARTS = re.compile(r"[_+-]+")
+_DIGIT = re.compile(r"\d")
 
 
 @lru_cache(maxsize=65536)
@@ -114,9 +118,9 @@ def path_kind(path: str) -> str:
     return "other"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Item:
-    """One evidence window as the official search keeps it."""
+    """One evidence window as the official search keeps it (treat as read-only)."""
 
     file: str
     start: int
@@ -129,6 +133,7 @@ class Item:
     base_score: int = field(default=0, repr=False, compare=False)
     basename: str = field(default="", repr=False, compare=False)
     calls: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    stub: bool = field(default=False, repr=False, compare=False)
 
     @property
     def ref(self) -> str:
@@ -153,8 +158,7 @@ class SearchResult:
 
     @property
     def strong(self) -> tuple[Item, ...]:
-        return tuple(i for i in self.items if i.direct and i.relevance in STRONG
-                     and not stub_like(i.snippet))
+        return tuple(i for i in self.items if i.direct and i.relevance in STRONG and not i.stub)
 
 
 # ------------------------------------------------------------------ the searchable text
@@ -321,7 +325,7 @@ def stub_like(snippet: str) -> bool:
     if any(marker in low for marker in _STUB_MARKERS):
         return True
     code = _code_lines(low)
-    if len(code) <= 1 and any(re.search(r"\b(def|class)\b", line) for line in code):
+    if len(code) <= 1 and any(_DEF_WORD.search(line) for line in code):
         return True
     return len(code) <= 3 and sum(bool(_CONTROL.search(line)) for line in code) <= 1
 
@@ -357,7 +361,7 @@ class _ClaimTerms:
         words = {t for t in _RANK_TOKEN.findall(norm) if t not in _STOPWORDS}
         terms = set(words)
         for word in words:
-            terms.update(p for p in re.split(r"[_+-]+", word) if len(p) >= 3)
+            terms.update(p for p in _WORD_PARTS.split(word) if len(p) >= 3)
         numbers = [n.lower() for n in _NUMBER.findall(claim.text)]
         return cls(terms, numbers, {t for t in _MATH_TERMS if t in norm})
 
@@ -373,15 +377,46 @@ def window_score(file: str, kind: str, snippet: str) -> tuple[str, int]:
     return hay, score
 
 
-def rank_score(ct: _ClaimTerms, item: Item) -> int:
-    """The official relevance score of a window for a claim (higher is shown first)."""
-    hay = item.haystack
-    score = item.base_score + _RANK_BONUS.get(item.relevance, 2)
-    score += min(40, 4 * sum(t in hay for t in ct.terms))
-    score += min(24, 6 * sum(n in hay for n in ct.numbers))
-    score += min(30, 5 * sum(t in hay for t in ct.math))
-    score += min(20, 5 * sum(t in item.basename for t in ct.terms))
-    return score
+def rank_scores(ct: _ClaimTerms, items: list[Item]) -> list[int]:
+    """The official relevance score of each window for a claim (higher is shown first).
+
+    Each term counts once per window it occurs in; the windows are searched together (one
+    joined text, found positions mapped back to windows) rather than term by window.
+    """
+    texts = _Joined([item.haystack for item in items])
+    names = _Joined([item.basename for item in items])
+    terms, numbers = texts.holding(ct.terms), texts.holding(ct.numbers)
+    math = texts.holding(ct.math)
+    in_name = names.holding(ct.terms)
+    return [item.base_score + _RANK_BONUS.get(item.relevance, 2) + min(40, 4 * terms[i])
+            + min(24, 6 * numbers[i]) + min(30, 5 * math[i]) + min(20, 5 * in_name[i])
+            for i, item in enumerate(items)]
+
+
+class _Joined:
+    """Texts joined with NUL separators, to count in one search which texts hold a needle."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.text = "\0".join(texts)
+        self.n = len(texts)
+        self.bounds: list[int] = []  # offset of each separator
+        offset = -1
+        for t in texts[:-1]:
+            offset += len(t) + 1
+            self.bounds.append(offset)
+
+    def holding(self, needles: Iterable[str]) -> list[int]:
+        """For each text, how many needles it contains (a needle listed twice counts twice)."""
+        counts = [0] * self.n
+        for needle in needles:
+            pos = self.text.find(needle)
+            while pos >= 0:
+                i = bisect_right(self.bounds, pos)
+                counts[i] += 1
+                if i >= len(self.bounds):
+                    break
+                pos = self.text.find(needle, self.bounds[i] + 1)
+        return counts
 
 
 def _gate(claim: Claim, items: tuple[Item, ...], strong: int) -> str | None:
@@ -450,7 +485,7 @@ class OfficialSearch:
         found: dict[tuple[str, int, int], Item] = {}
         queries = exact_queries(claim)
         for q in queries[:5]:
-            strong = bool(re.search(r"\d", q)) or len(q.split()) >= 2
+            strong = bool(_DIGIT.search(q)) or len(q.split()) >= 2
             self._add(found, self.grep(("exact", q), 30), "direct" if strong else "supporting")
         for q in queries[:4]:
             self._add(found, self.grep(("config", q), 20), "config")
@@ -465,8 +500,7 @@ class OfficialSearch:
                     break
         self._add_definitions(found)
         items = select(claim, list(found.values()))
-        strong = sum(1 for i in items if i.direct and i.relevance in STRONG
-                     and not stub_like(i.snippet))
+        strong = sum(1 for i in items if i.direct and i.relevance in STRONG and not i.stub)
         return SearchResult(items, _gate(claim, items, strong))
 
     def _add(self, found: dict[tuple[str, int, int], Item], hits: list[tuple[str, int]],
@@ -492,6 +526,7 @@ class OfficialSearch:
                               if len(n) >= 4 and n not in ("range", "print", "super"))
             cached = self._windows[key] = {
                 "snippet": snippet, "haystack": hay, "base_score": base_score, "calls": calls,
+                "stub": stub_like(snippet),
                 "basename": PurePosixPath(file).stem.lower().replace("_", " ")}
         return cached
 
@@ -504,8 +539,10 @@ class OfficialSearch:
 
 def select(claim: Claim, items: list[Item]) -> tuple[Item, ...]:
     """Rank windows by the official score, drop ones overlapping a better window, keep 8."""
-    ct = _ClaimTerms.of(claim)
-    ranked = sorted(items, key=lambda i: (-rank_score(ct, i), i.file, f"{i.start}-{i.end}"))
+    scores = rank_scores(_ClaimTerms.of(claim), items)
+    order = sorted(range(len(items)), key=lambda i: (-scores[i], items[i].file,
+                                                     f"{items[i].start}-{items[i].end}"))
+    ranked = [items[i] for i in order]
     kept: list[Item] = []
     for item in ranked:
         if not any(k.file == item.file and item.start <= k.end and k.start <= item.end
