@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -333,17 +333,23 @@ def official_view(index: RepoIndex, claim: Claim, query: Query) -> dict[str, obj
     if search is None:
         search = index.cache["official_search"] = OfficialSearch(index)
     result = search.collect(claim)
-    shown = "\n".join(item.snippet for item in result.shown)
-    kept = "\n".join(item.snippet for item in result.items)
-    shown_numbers = number_keys(shown) if shown else set()
+    # Per window (cached: the same windows come up for many claims), then united.
+    shown_terms = set().union(*(term_set(item.snippet) for item in result.shown))
+    kept_terms = set().union(*(term_set(item.snippet) for item in result.items))
+    shown_numbers = set().union(*(_number_keys(item.snippet) for item in result.shown))
     return {
         "official_gate": result.gate,
         "shown_windows": len(result.shown),
-        "shown_coverage": _share(query.weights, term_set(shown)) if shown else 0.0,
+        "shown_coverage": _share(query.weights, shown_terms),
         "shown_numbers": (sum(n.key in shown_numbers for n in query.numbers) / len(query.numbers)
                           if query.numbers else 0.0),
-        "kept_coverage": _share(query.weights, term_set(kept)) if kept else 0.0,
+        "kept_coverage": _share(query.weights, kept_terms),
     }
+
+
+@lru_cache(maxsize=20_000)
+def _number_keys(text: str) -> frozenset[str]:
+    return frozenset(number_keys(text))
 
 
 _OPERATIONS = {

@@ -100,6 +100,9 @@ _PLAIN_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _DEF_WORD = re.compile(r"\b(def|class)\b")
 _WORD_PARTS = re.compile(r"[_+-]+")
 _DIGIT = re.compile(r"\d")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_DEF_BEFORE = re.compile(r"(?:def|class)\s+$")
+_WORD_CHAR = re.compile(r"\w")
 
 
 @lru_cache(maxsize=65536)
@@ -213,18 +216,31 @@ class _Text:
             pos = self.blob.find(first, end + 1)
         return out
 
-    def find_matching(self, needle: str, pattern: re.Pattern[str], limit: int) -> list[int]:
-        """Global lines holding `needle` on which `pattern` also matches (a fast regex
-        search when the regex needs a known word)."""
+    def find_definition(self, name: str, limit: int) -> list[int]:
+        """Global lines matching `(def|class)\\s+name\\b`, found by the name (no regex
+        compiled per name: a repository asks for hundreds)."""
         out: list[int] = []
-        pos = self.blob.find(needle)
+        pos = self.blob.find(name) if name else -1
         while pos >= 0 and len(out) < limit:
             line = self.line_at(pos)
             end = self.next_line(line) - 1
-            if pattern.search(self.blob, self.starts[line], end):
-                out.append(line)
-            pos = self.blob.find(needle, end + 1)
+            at = pos
+            while 0 <= at < end:
+                after = self.blob[at + len(name):at + len(name) + 1]
+                if (not after or not _WORD_CHAR.match(after)) and _DEF_BEFORE.search(
+                        self.blob, self.starts[line], at):
+                    out.append(line)
+                    break
+                at = self.blob.find(name, at + 1, end)
+            pos = self.blob.find(name, end + 1)
         return out
+
+    def find_any(self, needles: list[str], limit: int) -> list[int]:
+        """Global lines holding any of `needles` (case-insensitive), first `limit` in order."""
+        lines: set[int] = set()
+        for needle in needles:
+            lines.update(self.find(needle.lower(), len(self.starts)))
+        return sorted(lines)[:limit]
 
     def search(self, pattern: re.Pattern[str], limit: int) -> list[int]:
         out: list[int] = []
@@ -470,12 +486,10 @@ class OfficialSearch:
         elif kind == "pair":
             lines = self._all.find_pair(arg.lower(), query[2].lower(), limit)
         elif kind == "definition":
-            pattern = re.compile(rf"(def|class)\s+{re.escape(arg.lower())}\b")
-            lines = self._all.find_matching(arg.lower(), pattern, limit)
+            lines = self._all.find_definition(arg.lower(), limit)
         elif kind == "config":
-            parts = [p for p in re.split(r"[^A-Za-z0-9]+", arg) if len(p) >= 2] or [arg]
-            pattern = re.compile("|".join(re.escape(p.lower()) for p in parts))
-            return [self._config.where[n] for n in self._config.search(pattern, limit)]
+            parts = [p for p in _NOT_ALNUM.split(arg) if len(p) >= 2] or [arg]
+            return [self._config.where[n] for n in self._config.find_any(parts, limit)]
         else:
             lines = self._all.search(re.compile(arg, re.IGNORECASE), limit)
         return [self._all.where[n] for n in lines]
