@@ -34,6 +34,7 @@ from sabench.verifiers.offline import (
     claim_features,
     level_probabilities,
 )
+from sabench.verifiers.shown import PaperTerms
 from sabench.verifiers.spec import Dimension, PaperSpec
 from sabench.verifiers.types import SCORE_LEVELS, PaperScore
 
@@ -116,8 +117,9 @@ def run_rows(run: RunRef, spec: PaperSpec, k: int = 8) -> RunRows:
     rows = RunRows(run=run, official_overall=official.overall_score if official else None,
                    official_dims={str(d): r.score for d, r in official.dimensions.items()
                                   if r.score is not None} if official else {})
+    paper = PaperTerms.of([claim.text for claim in spec.claims])
     for claim in spec.claims:
-        check = check_claim(index, claim, k)
+        check = check_claim(index, claim, k, paper)
         features = claim_features(check, facts, len(spec.claims))
         rows.claims.append(ClaimRow(claim.id, claim.dimension, features,
                                     scores.get(claim.id)))

@@ -23,15 +23,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from sabench.verifiers.evidence import Query, Window, make_query, rank_windows, select, to_evidence
 from sabench.verifiers.index import Definition, RepoIndex
-from sabench.verifiers.numbers import number_keys
 from sabench.verifiers.official_search import OfficialSearch
+from sabench.verifiers.shown import PaperTerms, ShownWindows, in_repo_code, shown_windows
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.stubs import PLACEHOLDER
 from sabench.verifiers.terms import GREEK, term_set
@@ -96,13 +96,13 @@ class ClaimCheck(BaseModel):
     symbols_in_code: list[str] = []
     external: bool = False
     # What the official judge would see (`official_search`): the gate that gives 0 without
-    # the LLM (None: the LLM judges), how many code/config windows it is shown (0-2), and the
-    # share of the claim's terms and numbers in those windows and in all 8 kept windows.
+    # the LLM (None: the LLM judges), the two code/config windows it is shown (`shown`), and
+    # the weighted share of the claim's terms in all 8 kept windows; and the share of the
+    # claim's terms found anywhere in the repository's code and config.
     official_gate: str | None = None
-    shown_windows: int = 0
-    shown_coverage: float = 0.0
-    shown_numbers: float = 0.0
+    shown: ShownWindows = ShownWindows()
     kept_coverage: float = 0.0
+    repo_terms: float = 0.0
     evidence: list[Evidence] = []
 
     @property
@@ -271,13 +271,15 @@ def _share(weights: dict[str, float], found: Iterable[str]) -> float:
     return math.fsum(w for t, w in weights.items() if t in found) / total
 
 
-def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
+def check_claim(index: RepoIndex, claim: Claim, k: int = 8,
+                paper: PaperTerms | None = None) -> ClaimCheck:
     """Run every check for one claim against an indexed repository.
 
     Args:
         index: the repository index.
         claim: the claim to check.
         k: how many evidence windows to keep.
+        paper: term rarity among the claims of the claim's paper (default: this claim only).
 
     Returns:
         A ClaimCheck; its `evidence` holds the top-k windows.
@@ -323,33 +325,27 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8) -> ClaimCheck:
         parts=n_parts, parts_in_code=parts_code, parts_function_coverage=parts_function,
         symbols=symbols, symbols_in_code=[x for x in symbols if symbol_in_code(rv, x)],
         external=bool(_EXTERNAL.search(claim.text)),
-        **official_view(index, claim, query),
+        **official_view(index, claim, query, paper),
         evidence=[to_evidence(index, w) for w in windows])
 
 
-def official_view(index: RepoIndex, claim: Claim, query: Query) -> dict[str, object]:
+def official_view(index: RepoIndex, claim: Claim, query: Query,
+                  paper: PaperTerms | None = None) -> dict[str, object]:
     """The ClaimCheck fields describing what the official judge would see for `claim`."""
     search = index.cache.get("official_search")
     if search is None:
         search = index.cache["official_search"] = OfficialSearch(index)
     result = search.collect(claim)
     # Per window (cached: the same windows come up for many claims), then united.
-    shown_terms = set().union(*(term_set(item.snippet) for item in result.shown))
     kept_terms = set().union(*(term_set(item.snippet) for item in result.items))
-    shown_numbers = set().union(*(_number_keys(item.snippet) for item in result.shown))
+    claim_terms = term_set(claim.text)
     return {
         "official_gate": result.gate,
-        "shown_windows": len(result.shown),
-        "shown_coverage": _share(query.weights, shown_terms),
-        "shown_numbers": (sum(n.key in shown_numbers for n in query.numbers) / len(query.numbers)
-                          if query.numbers else 0.0),
+        "shown": shown_windows(index, claim.text, result.shown, paper),
         "kept_coverage": _share(query.weights, kept_terms),
+        "repo_terms": (sum(in_repo_code(index, t) for t in claim_terms) / len(claim_terms)
+                       if claim_terms else 0.0),
     }
-
-
-@lru_cache(maxsize=20_000)
-def _number_keys(text: str) -> frozenset[str]:
-    return frozenset(number_keys(text))
 
 
 _OPERATIONS = {

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sabench.verifiers.checks import ClaimCheck, RepoFacts, check_claim, repo_facts
 from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.judge import check_repository
+from sabench.verifiers.shown import PaperTerms
 from sabench.verifiers.spec import Claim, Dimension, PaperSpec
 from sabench.verifiers.types import SCORE_LEVELS, ClaimVerdict, PaperScore
 
@@ -97,64 +98,52 @@ def default_calibration(path: Path = CALIBRATION_FILE) -> Calibration:
 
 # --------------------------------------------------------------------- features
 FEATURES: tuple[str, ...] = (
-    "term_coverage", "window_coverage", "function_coverage", "code_volume", "stub",
-    "placeholder", "docs_only", "value_mismatch", "numbers_in_code", "numbers_bound",
-    "window_numbers", "no_numbers", "entities_in_code", "phases_found", "phase_order",
-    "any_coverage", "claim_length", "term_coverage_sq", "window_coverage_sq",
-    "function_coverage_sq", "paper_claims", "parts_coverage", "formula_symbols",
-    "official_gate", "shown_coverage", "shown_numbers", "shown_windows", "kept_coverage",
+    "official_gate", "shown_terms_len", "shown_terms_sq", "shown_matches", "shown_repo_rare",
+    "shown_paper_rare", "shown_numbers_d1", "shown_bound", "shown_bigrams", "shown_title",
+    "shown_symbols", "shown_stub", "shown_same_file", "shown_density", "kept_coverage",
+    "repo_terms", "term_coverage_sq", "placeholder", "no_numbers", "phases_found",
+    "paper_claims",
 )
 
 
 def claim_features(check: ClaimCheck, facts: RepoFacts, n_claims: int = 50) -> dict[str, float]:
-    """The judge's inputs for one claim, each roughly in [0, 1].
+    """The judge's inputs for one claim, each in [0, 1].
+
+    Most describe what the official judge looks at (`official_search`, `shown`): a gate gives
+    0 without the LLM; otherwise the LLM sees the claim and two 8-line windows, so how those
+    windows carry the claim is what it credits. Feature set chosen by leave-papers-out
+    cross-validation on the development runs.
 
     Args:
         check: the claim's check outcomes.
-        facts: repository-level facts.
+        facts: repository-level facts (unused by the current feature set; kept for callers).
         n_claims: how many claims the paper has (papers with more claims score lower).
     """
-    n = len(check.numbers)
+    shown = check.shown
     return {
-        "term_coverage": check.term_coverage,
-        "window_coverage": check.window_coverage,
-        "function_coverage": check.function_coverage,
-        # log lines of code, /8 so that ~3000 lines is 1: how much was implemented at all.
-        "code_volume": math.log1p(facts.executable_lines) / 8.0,
-        "stub": float(check.function_stub is not None),
-        "placeholder": float(check.placeholder_near),
-        "docs_only": float(check.docs_tests_only),
-        "value_mismatch": float(bool(check.value_mismatches)),
-        "numbers_in_code": len(check.numbers_in_code) / n if n else 0.0,
-        "numbers_bound": len(check.numbers_bound) / n if n else 0.0,
-        "window_numbers": check.window_numbers,
-        "no_numbers": float(n == 0),
-        "entities_in_code": (len(check.entities_in_code) / len(check.entities)
-                             if check.entities else 0.0),
-        "phases_found": len(check.phases_found) / check.phases if check.phases else 0.0,
-        "phase_order": float(check.phase_order or 0.0),
-        # Matches anywhere, docs included: the lenient judge credits docstrings.
-        "any_coverage": check.any_coverage,
-        # Long, compound claims are rarely met in full.
-        "claim_length": min(1.0, math.log1p(check.claim_chars) / 7.0),
-        # Squares let credit rise faster once most of a claim is covered.
-        "term_coverage_sq": check.term_coverage ** 2,
-        "window_coverage_sq": check.window_coverage ** 2,
-        "function_coverage_sq": check.function_coverage ** 2,
-        "paper_claims": math.log(max(1, n_claims)) / 5.0,
-        # Each clause or step by its own best function: a missing part pulls this down.
-        "parts_coverage": (check.parts_function_coverage if check.parts
-                           else check.function_coverage),
-        # Subscripted symbols of a formula (`W_O`, `s_z`) held by variables of that name: the
-        # judge credits code that visibly computes the formula, which names its variables so.
-        "formula_symbols": min(1.0, len(check.symbols_in_code) / 3.0),
-        # What the official judge looks at (`official_search`): a gate scores 0 without the
-        # LLM; otherwise the LLM sees only two windows, so coverage there is what it credits.
         "official_gate": float(check.official_gate is not None),
-        "shown_coverage": check.shown_coverage,
-        "shown_numbers": check.shown_numbers,
-        "shown_windows": check.shown_windows / 2.0,
+        # Long claims covered as well as short ones are the more convincing.
+        "shown_terms_len": shown.terms * min(1.0, math.log1p(check.claim_chars) / 7.5),
+        "shown_terms_sq": shown.terms ** 2,
+        "shown_matches": min(1.0, math.log1p(shown.matched_terms) / math.log(25)),
+        "shown_repo_rare": shown.repo_rare_terms,
+        "shown_paper_rare": shown.paper_rare_terms,
+        # Values decide numerical claims only.
+        "shown_numbers_d1": shown.numbers if check.dimension == Dimension.D1 else 0.0,
+        "shown_bound": shown.bound_numbers,
+        "shown_bigrams": shown.bigrams,
+        "shown_title": shown.title_terms,
+        "shown_symbols": shown.symbols,
+        "shown_stub": min(1.0, shown.stub_markers / 2.0),
+        "shown_same_file": float(shown.same_file),
+        "shown_density": shown.density,
         "kept_coverage": check.kept_coverage,
+        "repo_terms": check.repo_terms,
+        "term_coverage_sq": check.term_coverage ** 2,
+        "placeholder": float(check.placeholder_near),
+        "no_numbers": float(not check.numbers),
+        "phases_found": len(check.phases_found) / check.phases if check.phases else 0.0,
+        "paper_claims": math.log(max(1, n_claims)) / 5.0,
     }
 
 
@@ -215,7 +204,8 @@ class OfflineJudge:
         """The paper score and the per-claim checks behind it (for taxonomy and repair)."""
         root = check_repository(repo)
         index = RepoIndex.build(root)
-        checks = {claim.id: check_claim(index, claim, self.k) for claim in spec.claims}
+        paper = PaperTerms.of([claim.text for claim in spec.claims])
+        checks = {claim.id: check_claim(index, claim, self.k, paper) for claim in spec.claims}
         verdicts = self.verdicts(spec.claims, checks, repo_facts(index))
         notes = _index_notes(index)
         score = PaperScore.of(spec.paper_id, verdicts, repo_path=str(repo), model=self.name,

@@ -126,8 +126,11 @@ def test_bad_runs_root_is_one_line(tmp_path: Path, papers_dir: Path) -> None:
         read_runs(tmp_path / "nowhere")
 
 
+SIGNAL = "shown_repo_rare"  # a feature of the offline judge: coverage of the shown windows
+
+
 def _synthetic_runs(n_runs: int, seed: int) -> list[RunRows]:
-    """Runs whose official scores follow one feature (term coverage) plus noise."""
+    """Runs whose official scores follow one feature (`SIGNAL`) plus noise."""
     rng = np.random.default_rng(seed)
     out = []
     for i in range(n_runs):
@@ -137,7 +140,7 @@ def _synthetic_runs(n_runs: int, seed: int) -> list[RunRows]:
                                 complete=True))
         for j in range(20):
             cov = float(np.clip(quality + rng.normal(0, 0.2), 0, 1))
-            features = {f: 0.0 for f in FEATURES} | {"term_coverage": cov}
+            features = {f: 0.0 for f in FEATURES} | {SIGNAL: cov}
             level = float(np.clip(np.round(cov * 4 + rng.normal(0, 0.3)), 0, 4) / 4)
             rr.claims.append(ClaimRow(f"r{i}-c{j}", list(Dimension)[j % 4], features, level))
         out.append(rr)
@@ -147,8 +150,8 @@ def _synthetic_runs(n_runs: int, seed: int) -> list[RunRows]:
 def test_fit_recovers_a_known_relation() -> None:
     train, test = _synthetic_runs(60, 1), _synthetic_runs(30, 2)
     calibration = fit(train, data="synthetic")
-    assert calibration.weights["term_coverage"] > 3 * max(
-        abs(w) for f, w in calibration.weights.items() if f != "term_coverage")
+    assert calibration.weights[SIGNAL] > 3 * max(
+        abs(w) for f, w in calibration.weights.items() if f != SIGNAL)
     predictions = {(rr.run.config, rr.run.paper_id): predict(calibration, rr, rr.run.judge_model)
                    for rr in test}
     # Keys (config, paper) repeat in the synthetic set: score the unique ones only.
@@ -216,7 +219,7 @@ def test_likelihood_gradient_matches_finite_differences(weighting: str) -> None:
     runs = _synthetic_runs(6, 4)
     for rr in runs:  # uneven dimensions, so the weights differ from 1
         rr.claims = rr.claims[:13]
-    features = ["term_coverage", "window_coverage"]
+    features = [SIGNAL, "shown_terms_sq"]
     design = _design(runs, features, ["judge-a", "judge-b"], weighting)
     assert (np.ptp(design.weight) > 0) == (weighting == "dimension")
     theta = np.random.default_rng(0).normal(0, 0.5, len(features) + 4 + 3 + 8)

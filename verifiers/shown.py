@@ -1,0 +1,210 @@
+"""Facts about the two windows the official LLM judge is shown for a claim.
+
+The official judge scores a claim from its text and the first two code/config windows of its
+evidence search (`official_search`), nothing else. These facts describe how well those ~16 lines
+carry the claim: its terms (plain, rare in the repository, rare in the paper), its numbers
+(present, bound to a name), its phrases written as identifiers (`warmup steps` →
+`warmup_steps`), the terms of its title on executable lines, its subscripted symbols as code
+names (`W_O` → `w_o`), stub markers, and how much of the windows talks about the claim at all.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+from sabench.verifiers.index import RepoIndex
+from sabench.verifiers.numbers import distinctive_numbers, number_keys
+from sabench.verifiers.official_search import Item, path_kind
+from sabench.verifiers.terms import term_set
+
+_STUB_MARKER = re.compile(
+    r"placeholder|todo|fixme|not ?implemented|NotImplementedError|dummy|mock|simplif|for now|"
+    r"stub|zeros_like|random\.(?:rand|randn)|torch\.rand|np\.random\.rand|^\s*pass\s*$|"
+    r"return None\s*$|^\s*\.\.\.\s*$|in practice|would be|assume", re.IGNORECASE | re.MULTILINE)
+_ASSIGNMENT = re.compile(r"^\s*[\"']?[A-Za-z_][\w.\-\[\]\"']*[\"']?\s*(?::|=|:=)\s*[^=]")
+_TITLE = re.compile(r"^([^:=\n]{3,80}?)(?::|\s[-–—]\s|\()")
+_SYMBOL = re.compile(r"\\?([A-Za-z]+)_\{?\\?([A-Za-z0-9]+(?:_\{?[A-Za-z0-9]+\}?)?)\}?")
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
+_TRAILING_COMMENT = re.compile(r"\s#\s|\s//\s")
+_CONFIG_COMMENT = re.compile(r"\s#.*")
+
+
+class ShownWindows(BaseModel):
+    """How the two shown windows cover a claim (shares are in [0, 1])."""
+
+    model_config = ConfigDict(frozen=True)
+
+    windows: int = 0
+    terms: float = 0.0  # share of the claim's terms in the windows
+    matched_terms: int = 0
+    repo_rare_terms: float = 0.0  # the same, terms weighted by rarity across repository files
+    paper_rare_terms: float = 0.0  # the same, terms weighted by rarity across the paper's claims
+    numbers: float = 0.0  # share of the claim's distinctive numbers in the windows
+    bound_numbers: float = 0.0  # ... on a `name = value` or `name: value` line
+    bigrams: float = 0.0  # share of the claim's word pairs written as one identifier
+    title_terms: float = 0.0  # share of the claim title's terms on executable lines
+    symbols: float = 0.0  # share of the claim's subscripted symbols named in code
+    stub_markers: int = 0
+    same_file: bool = False
+    density: float = 0.0  # share of non-blank window lines holding a claim term
+
+
+@dataclass(frozen=True)
+class PaperTerms:
+    """How rare each term is among one paper's claims (common words of the paper weigh little).
+
+    Build once per paper with `PaperTerms.of(texts)`.
+    """
+
+    idf: dict[str, float]
+    unseen: float
+
+    @classmethod
+    def of(cls, texts: Sequence[str]) -> PaperTerms:
+        counts: Counter[str] = Counter()
+        for text in texts:
+            counts.update(term_set(text))
+        n = len(texts)
+        return cls({t: math.log((n + 1) / (df + 0.5)) for t, df in counts.items()},
+                   math.log(n + 1))
+
+    def weight(self, term: str) -> float:
+        return self.idf.get(term, self.unseen)
+
+
+def repo_file_rarity(index: RepoIndex, term: str) -> float:
+    """log((N + 1) / (df + 1)) over the repository's N code and config files (cached)."""
+    cache = index.cache.setdefault("file_rarity", {})
+    if term not in cache:
+        files = _code_config_files(index)
+        holding = {f for f, _ in index.term_lines.get(term, ()) if f in files}
+        cache[term] = math.log((len(files) + 1) / (len(holding) + 1))
+    return cache[term]
+
+
+def in_repo_code(index: RepoIndex, term: str) -> bool:
+    """Whether any code or config file of the repository holds `term`."""
+    files = _code_config_files(index)
+    return any(f in files for f, _ in index.term_lines.get(term, ()))
+
+
+def _code_config_files(index: RepoIndex) -> frozenset[str]:
+    files = index.cache.get("code_config_files")
+    if files is None:
+        files = index.cache["code_config_files"] = frozenset(
+            f for f in index.files if path_kind(f) in ("code", "config"))
+    return files
+
+
+def shown_windows(index: RepoIndex, text: str, shown: Sequence[Item],
+                  paper: PaperTerms | None = None) -> ShownWindows:
+    """The facts of the windows `shown` for the claim `text` (see `ShownWindows`)."""
+    if not shown:
+        return ShownWindows()
+    joined = "\n".join(item.snippet for item in shown)
+    claim_terms = term_set(text)
+    window_terms = set().union(*(term_set(item.snippet) for item in shown))
+    matched = claim_terms & window_terms
+    executable = "\n".join(_executable(item) for item in shown)
+    keys = {n.key for n in distinctive_numbers(text)}
+    paper = paper or PaperTerms.of([text])
+    return ShownWindows(
+        windows=len(shown),
+        terms=_share(len(matched), len(claim_terms)),
+        matched_terms=len(matched),
+        repo_rare_terms=_weighted(claim_terms, matched, lambda t: repo_file_rarity(index, t)),
+        paper_rare_terms=_weighted(claim_terms, matched, paper.weight),
+        numbers=_share(len(keys & number_keys(joined)), len(keys)) if keys else 0.0,
+        bound_numbers=_share(len(_bound(joined, keys)), len(keys)) if keys else 0.0,
+        bigrams=_bigrams(text, joined),
+        title_terms=_title_terms(text, term_set(executable) if executable else frozenset()),
+        symbols=_symbols(text, executable),
+        stub_markers=len(_STUB_MARKER.findall(joined)),
+        same_file=len(shown) == 2 and shown[0].file == shown[1].file,
+        density=_density(joined, claim_terms))
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def _weighted(terms: frozenset[str], matched: set[str], weight) -> float:
+    # sorted: the same float sum in every process, whatever the hash seed
+    total = math.fsum(weight(t) for t in sorted(terms))
+    return math.fsum(weight(t) for t in sorted(matched)) / total if total else 0.0
+
+
+def _bound(text: str, keys: set[str]) -> set[str]:
+    bound: set[str] = set()
+    for line in text.split("\n"):
+        if _ASSIGNMENT.match(line):
+            bound |= keys & number_keys(line)
+    return bound
+
+
+def _bigrams(text: str, window: str) -> float:
+    """Share of the claim's adjacent word pairs that the windows write as one identifier."""
+    words = _WORD.findall(text.lower())
+    pairs = {(a, b) for a, b in zip(words, words[1:], strict=False) if len(a) > 2 and len(b) > 2}
+    if not pairs:
+        return 0.0
+    flat = _NOT_ALNUM.sub("", window.lower())
+    return sum((a + b) in flat for a, b in pairs) / len(pairs)
+
+
+def _title_terms(text: str, executable_terms: frozenset[str]) -> float:
+    """Share of the terms of the claim's title (its text before `:`, ` - ` or `(`, else its
+    first six words) found on executable lines of the windows."""
+    m = _TITLE.match(text)
+    title = term_set(m.group(1) if m else " ".join(text.split()[:6]))
+    return _share(len(title & executable_terms), len(title))
+
+
+def _symbols(text: str, executable: str) -> float:
+    """Share of the claim's subscripted symbols (`W_{O}`, `s_z`) named in executable code,
+    underscores and braces dropped (`W_O` → `wo` matches `w_o`)."""
+    symbols = {(a + b).replace("_", "").replace("{", "").replace("}", "").lower()
+               for a, b in _SYMBOL.findall(text)}
+    symbols = {s for s in symbols if len(s) >= 2}
+    if not symbols:
+        return 0.0
+    names = {t.replace("_", "") for t in _IDENTIFIER.findall(executable.lower())}
+    return sum(s in names for s in symbols) / len(symbols)
+
+
+def _density(text: str, claim_terms: frozenset[str]) -> float:
+    lines = [line for line in text.split("\n") if line.strip()]
+    return _share(sum(bool(term_set(line) & claim_terms) for line in lines), len(lines))
+
+
+def _executable(item: Item) -> str:
+    """The window's executable text: code without comments and docstrings; config values
+    without comments."""
+    if item.kind == "config" and not item.file.endswith(".py"):
+        return _CONFIG_COMMENT.sub("", item.snippet)
+    out: list[str] = []
+    in_doc = False
+    for raw in item.snippet.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if in_doc:
+            in_doc = '"""' not in line and "'''" not in line
+            continue
+        if line.startswith(('"""', "'''", 'r"""')):
+            quote = '"""' if '"""' in line else "'''"
+            in_doc = line.count(quote) == 1
+            continue
+        if line.startswith(("#", "//", "/*", "*", "--")):
+            continue
+        m = _TRAILING_COMMENT.search(raw)
+        out.append(raw[:m.start()] if m else raw)
+    return "\n".join(out)
