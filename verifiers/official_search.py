@@ -278,7 +278,8 @@ def _long_numbers(text: str) -> list[str]:
     return [n for n in _NUMBER.findall(text) if len(n) > 1]
 
 
-def _tokens(text: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> tuple[str, ...]:
     """Claim words, longest and most code-like first (capitals +4, `_`/`-` +3)."""
     scored = []
     for token in _TOKEN.findall(text):
@@ -287,7 +288,7 @@ def _tokens(text: str) -> list[str]:
             continue
         bonus = 4 * any(ch.isupper() for ch in token) + 3 * ("_" in token or "-" in token)
         scored.append((len(low) + bonus, low))
-    return [token for _, token in sorted(scored, reverse=True)]
+    return tuple(token for _, token in sorted(scored, reverse=True))
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -311,7 +312,7 @@ def exact_queries(claim: Claim, limit: int = 12) -> list[str]:
         if "e-" in number.lower():
             out.append(str(float(number)))
     out += [p.strip() for p in _PHRASE.findall(text) if len(p) <= 80]
-    out += _tokens(text)[:10]
+    out += list(_tokens(text)[:10])
     if claim.dimension == Dimension.D2:
         out += [w for w in _FORMULA_WORDS if w in text.lower()]
     out += _HINTS[claim.dimension]
@@ -462,6 +463,7 @@ class OfficialSearch:
     _all: _Text = field(init=False)
     _config: _Text = field(init=False)
     _cache: dict[tuple, list[tuple[str, int]]] = field(default_factory=dict, init=False)
+    _stubs: dict[tuple[str, int, int], bool] = field(default_factory=dict, init=False)
     _windows: dict[tuple[str, int, int], dict] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
@@ -514,6 +516,8 @@ class OfficialSearch:
                     break
         self._add_definitions(found)
         items = select(claim, list(found.values()))
+        for item in items:  # only kept windows need the (costlier) stub check
+            item.stub = self._stub(item)
         strong = sum(1 for i in items if i.direct and i.relevance in STRONG and not i.stub)
         return SearchResult(items, _gate(claim, items, strong))
 
@@ -529,6 +533,12 @@ class OfficialSearch:
             if old is None or _STRENGTH[relevance] > _STRENGTH[old.relevance]:
                 found[key] = Item(file, start, end, relevance, kind, **self._window(key, kind))
 
+    def _stub(self, item: Item) -> bool:
+        key = (item.file, item.start, item.end)
+        if key not in self._stubs:
+            self._stubs[key] = stub_like(item.snippet)
+        return self._stubs[key]
+
     def _window(self, key: tuple[str, int, int], kind: str) -> dict:
         """The claim-independent fields of a window (computed once per repository)."""
         cached = self._windows.get(key)
@@ -540,7 +550,6 @@ class OfficialSearch:
                               if len(n) >= 4 and n not in ("range", "print", "super"))
             cached = self._windows[key] = {
                 "snippet": snippet, "haystack": hay, "base_score": base_score, "calls": calls,
-                "stub": stub_like(snippet),
                 "basename": PurePosixPath(file).stem.lower().replace("_", " ")}
         return cached
 

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
@@ -114,7 +115,8 @@ def shown_windows(index: RepoIndex, text: str, shown: Sequence[Item],
     window_terms = set().union(*(term_set(item.snippet) for item in shown))
     matched = claim_terms & window_terms
     executable = "\n".join(_executable(item) for item in shown)
-    keys = {n.key for n in distinctive_numbers(text)}
+    keys = _claim_numbers(text)
+    window_numbers = set().union(*(_numbers(item.snippet) for item in shown))
     paper = paper or PaperTerms.of([text])
     return ShownWindows(
         windows=len(shown),
@@ -122,14 +124,25 @@ def shown_windows(index: RepoIndex, text: str, shown: Sequence[Item],
         matched_terms=len(matched),
         repo_rare_terms=_weighted(claim_terms, matched, lambda t: repo_file_rarity(index, t)),
         paper_rare_terms=_weighted(claim_terms, matched, paper.weight),
-        numbers=_share(len(keys & number_keys(joined)), len(keys)) if keys else 0.0,
-        bound_numbers=_share(len(_bound(joined, keys)), len(keys)) if keys else 0.0,
+        numbers=_share(len(keys & window_numbers), len(keys)),
+        bound_numbers=_share(len(_bound(joined, keys)), len(keys)),
         bigrams=_bigrams(text, joined),
         title_terms=_title_terms(text, term_set(executable) if executable else frozenset()),
         symbols=_symbols(text, executable),
         stub_markers=len(_STUB_MARKER.findall(joined)),
         same_file=len(shown) == 2 and shown[0].file == shown[1].file,
         density=_density(joined, claim_terms))
+
+
+@lru_cache(maxsize=4096)
+def _claim_numbers(text: str) -> frozenset[str]:
+    return frozenset(n.key for n in distinctive_numbers(text))
+
+
+@lru_cache(maxsize=50_000)
+def _numbers(text: str) -> frozenset[str]:
+    """Number keys of a window or line (cached: windows recur across claims)."""
+    return frozenset(number_keys(text))
 
 
 def _share(part: int, whole: int) -> float:
@@ -142,11 +155,13 @@ def _weighted(terms: frozenset[str], matched: set[str], weight) -> float:
     return math.fsum(weight(t) for t in sorted(matched)) / total if total else 0.0
 
 
-def _bound(text: str, keys: set[str]) -> set[str]:
+def _bound(text: str, keys: frozenset[str]) -> set[str]:
     bound: set[str] = set()
+    if not keys:
+        return bound
     for line in text.split("\n"):
         if _ASSIGNMENT.match(line):
-            bound |= keys & number_keys(line)
+            bound |= keys & _numbers(line)
     return bound
 
 
