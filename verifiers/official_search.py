@@ -58,11 +58,17 @@ _HINTS = {
     Dimension.D3: ["dataset", "dataloader", "train", "eval", "metric", "epoch", "augmentation"],
     Dimension.D4: ["pipeline", "phase", "trainer", "runner", "forward", "step", "schedule"],
 }
+# Round two's dimension regexes, e.g. `(lr|learning[_-]?rate|...)`, as the literal words they
+# match: a line matches when it holds any of them (searched without a regex engine).
 _HINT_REGEX = {
-    Dimension.D1: r"(lr|learning[_-]?rate|batch[_-]?size|weight[_-]?decay|epoch|seed)",
-    Dimension.D2: r"(loss|norm|sigma|alpha|beta|score|gradient|drift|control)",
-    Dimension.D3: r"(dataset|dataloader|metric|evaluate|ablation|augmentation|epoch)",
-    Dimension.D4: r"(pipeline|phase|trainer|runner|workflow|schedule|step)",
+    Dimension.D1: ("lr", *(f"{a}{sep}{b}" for a, b in (("learning", "rate"), ("batch", "size"),
+                                                       ("weight", "decay"))
+                          for sep in ("", "_", "-")), "epoch", "seed"),
+    Dimension.D2: ("loss", "norm", "sigma", "alpha", "beta", "score", "gradient", "drift",
+                   "control"),
+    Dimension.D3: ("dataset", "dataloader", "metric", "evaluate", "ablation", "augmentation",
+                   "epoch"),
+    Dimension.D4: ("pipeline", "phase", "trainer", "runner", "workflow", "schedule", "step"),
 }
 _FALLBACK = {
     Dimension.D1: [r"\d+(?:\.\d+)?(?:e[+-]?\d+)?", r"(config|args|param|hyper)"],
@@ -131,11 +137,6 @@ class Item:
     relevance: str
     kind: str
     snippet: str
-    # Claim-independent parts of the ranking score, computed once per window.
-    haystack: str = field(default="", repr=False, compare=False)
-    base_score: int = field(default=0, repr=False, compare=False)
-    basename: str = field(default="", repr=False, compare=False)
-    calls: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     stub: bool = field(default=False, repr=False, compare=False)
 
     @property
@@ -146,6 +147,25 @@ class Item:
     def direct(self) -> bool:
         """Code or config: the only kinds the gates and the LLM look at."""
         return self.kind in ("code", "config")
+
+
+@dataclass(slots=True, eq=False)  # one object per window and repository: hashed by identity
+class _Window:
+    """A window's claim-independent facts, computed once per repository."""
+
+    file: str
+    start: int
+    end: int
+    kind: str
+    snippet: str
+    haystack: str  # normalised path and text, for the ranking's substring tests
+    base_score: int  # the ranking score's claim-independent part
+    basename: str
+    calls: frozenset[str]  # names the window calls (round three looks up their definitions)
+    order: tuple[str, str]  # tie-break: file, then "start-end" as text
+
+    def item(self, relevance: str) -> Item:
+        return Item(self.file, self.start, self.end, relevance, self.kind, self.snippet)
 
 
 @dataclass(frozen=True)
@@ -320,12 +340,13 @@ def exact_queries(claim: Claim, limit: int = 12) -> list[str]:
 
 
 def regex_queries(claim: Claim, limit: int = 8) -> list[tuple[str, ...]]:
-    """Round-two regexes, as ("pair", a, b) for `a.*b`, ("literal", s) or ("regex", r)."""
+    """Round-two regexes, as ("pair", a, b) for `a.*b`, ("literal", s), or ("any", *words)
+    for the dimension's hint regex (a line holding any of the words)."""
     tokens = _tokens(_query_text(claim.text))
     out: list[tuple[str, ...]] = [("pair", w, h) for w, h in _RESOLUTION.findall(claim.text)]
     out += [("pair", tokens[i], tokens[i + 1]) for i in range(min(4, len(tokens) - 1))]
     out += [("literal", n.lower()) for n in _long_numbers(claim.text)]
-    out.append(("regex", _HINT_REGEX[claim.dimension]))
+    out.append(("any", *_HINT_REGEX[claim.dimension]))
     seen: set[tuple[str, ...]] = set()
     unique = []
     for q in out:
@@ -394,20 +415,20 @@ def window_score(file: str, kind: str, snippet: str) -> tuple[str, int]:
     return hay, score
 
 
-def rank_scores(ct: _ClaimTerms, items: list[Item]) -> list[int]:
+def rank_scores(ct: _ClaimTerms, items: list[tuple[_Window, str]]) -> list[int]:
     """The official relevance score of each window for a claim (higher is shown first).
 
     Each term counts once per window it occurs in; the windows are searched together (one
     joined text, found positions mapped back to windows) rather than term by window.
     """
-    texts = _Joined([item.haystack for item in items])
-    names = _Joined([item.basename for item in items])
+    texts = _Joined([w.haystack for w, _ in items])
+    names = _Joined([w.basename for w, _ in items])
     terms, numbers = texts.holding(ct.terms), texts.holding(ct.numbers)
     math = texts.holding(ct.math)
     in_name = names.holding(ct.terms)
-    return [item.base_score + _RANK_BONUS.get(item.relevance, 2) + min(40, 4 * terms[i])
+    return [w.base_score + _RANK_BONUS.get(relevance, 2) + min(40, 4 * terms[i])
             + min(24, 6 * numbers[i]) + min(30, 5 * math[i]) + min(20, 5 * in_name[i])
-            for i, item in enumerate(items)]
+            for i, (w, relevance) in enumerate(items)]
 
 
 class _Joined:
@@ -464,7 +485,8 @@ class OfficialSearch:
     _config: _Text = field(init=False)
     _cache: dict[tuple, list[tuple[str, int]]] = field(default_factory=dict, init=False)
     _stubs: dict[tuple[str, int, int], bool] = field(default_factory=dict, init=False)
-    _windows: dict[tuple[str, int, int], dict] = field(default_factory=dict, init=False)
+    _windows: dict[tuple[str, int, int], _Window] = field(default_factory=dict, init=False)
+    _hit_windows: dict[tuple, list[_Window]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         files = sorted((f for f in self.index.files
@@ -474,7 +496,8 @@ class OfficialSearch:
 
     def grep(self, query: tuple[str, ...], limit: int) -> list[tuple[str, int]]:
         """(file, line) hits of a query: ("exact", s), ("pair", a, b), ("literal", s),
-        ("regex", r) or ("config", key), in walk order, at most `limit`."""
+        ("any", *words), ("regex", r), ("definition", name) or ("config", key), in walk order,
+        at most `limit`."""
         key = (*query, limit)
         hits = self._cache.get(key)
         if hits is None:
@@ -489,6 +512,8 @@ class OfficialSearch:
             lines = self._all.find_pair(arg.lower(), query[2].lower(), limit)
         elif kind == "definition":
             lines = self._all.find_definition(arg.lower(), limit)
+        elif kind == "any":
+            lines = self._all.find_any(list(query[1:]), limit)
         elif kind == "config":
             parts = [p for p in _NOT_ALNUM.split(arg) if len(p) >= 2] or [arg]
             return [self._config.where[n] for n in self._config.find_any(parts, limit)]
@@ -498,40 +523,46 @@ class OfficialSearch:
 
     def collect(self, claim: Claim) -> SearchResult:
         """The windows the official search keeps for `claim`, and its gate."""
-        found: dict[tuple[str, int, int], Item] = {}
+        found: dict[_Window, str] = {}  # window -> strongest relevance that found it
         queries = exact_queries(claim)
         for q in queries[:5]:
             strong = bool(_DIGIT.search(q)) or len(q.split()) >= 2
-            self._add(found, self.grep(("exact", q), 30), "direct" if strong else "supporting")
+            self._add(found, ("exact", q), 30, "direct" if strong else "supporting")
         for q in queries[:4]:
-            self._add(found, self.grep(("config", q), 20), "config")
+            self._add(found, ("config", q), 20, "config")
         for rq in regex_queries(claim):
-            self._add(found, self.grep(rq, 30), "semantic")
+            self._add(found, rq, 30, "semantic")
         for q in queries[5:10]:
-            self._add(found, self.grep(("exact", q), 20), "supporting")
+            self._add(found, ("exact", q), 20, "supporting")
         if not found:
             for rx in _FALLBACK[claim.dimension]:
-                self._add(found, self.grep(("regex", rx), 25), "weak")
+                self._add(found, ("regex", rx), 25, "weak")
                 if found:
                     break
         self._add_definitions(found)
-        items = select(claim, list(found.values()))
+        items = select(claim, list(found.items()))
         for item in items:  # only kept windows need the (costlier) stub check
             item.stub = self._stub(item)
         strong = sum(1 for i in items if i.direct and i.relevance in STRONG and not i.stub)
         return SearchResult(items, _gate(claim, items, strong))
 
-    def _add(self, found: dict[tuple[str, int, int], Item], hits: list[tuple[str, int]],
+    def _add(self, found: dict[_Window, str], query: tuple[str, ...], limit: int,
              relevance: str) -> None:
-        for file, line in hits:
-            kind = path_kind(file)
-            if kind in ("docs", "test"):
-                continue
-            start, end = max(1, line - WINDOW_BEFORE), line + WINDOW_AFTER
-            key = (file, start, end)
-            old = found.get(key)
-            if old is None or _STRENGTH[relevance] > _STRENGTH[old.relevance]:
-                found[key] = Item(file, start, end, relevance, kind, **self._window(key, kind))
+        """Record the windows around the query's hits (docs and tests left out)."""
+        strength = _STRENGTH[relevance]
+        for window in self._query_windows(query, limit):
+            old = found.get(window)
+            if old is None or strength > _STRENGTH[old]:
+                found[window] = relevance
+
+    def _query_windows(self, query: tuple[str, ...], limit: int) -> list[_Window]:
+        key = (*query, limit)
+        windows = self._hit_windows.get(key)
+        if windows is None:
+            windows = self._hit_windows[key] = [
+                self._window(file, line) for file, line in self.grep(query, limit)
+                if path_kind(file) not in ("docs", "test")]
+        return windows
 
     def _stub(self, item: Item) -> bool:
         key = (item.file, item.start, item.end)
@@ -539,38 +570,38 @@ class OfficialSearch:
             self._stubs[key] = stub_like(item.snippet)
         return self._stubs[key]
 
-    def _window(self, key: tuple[str, int, int], kind: str) -> dict:
-        """The claim-independent fields of a window (computed once per repository)."""
-        cached = self._windows.get(key)
-        if cached is None:
-            file, start, end = key
+    def _window(self, file: str, line: int) -> _Window:
+        start, end = max(1, line - WINDOW_BEFORE), line + WINDOW_AFTER
+        window = self._windows.get((file, start, end))
+        if window is None:
+            kind = path_kind(file)
             snippet = "\n".join(self.index.files[file].lines[start - 1:end])
             hay, base_score = window_score(file, kind, snippet)
             calls = frozenset(n for n in _CALLED.findall(snippet)
                               if len(n) >= 4 and n not in ("range", "print", "super"))
-            cached = self._windows[key] = {
-                "snippet": snippet, "haystack": hay, "base_score": base_score, "calls": calls,
-                "basename": PurePosixPath(file).stem.lower().replace("_", " ")}
-        return cached
+            window = self._windows[(file, start, end)] = _Window(
+                file, start, end, kind, snippet, hay, base_score,
+                PurePosixPath(file).stem.lower().replace("_", " "), calls,
+                (file, f"{start}-{end}"))
+        return window
 
-    def _add_definitions(self, found: dict[tuple[str, int, int], Item]) -> None:
+    def _add_definitions(self, found: dict[_Window, str]) -> None:
         """Round three: the definitions of functions the windows call (relevance direct)."""
-        names = set().union(*(item.calls for item in found.values()))
+        names = set().union(*(window.calls for window in found))
         for name in sorted(names)[:6]:
-            self._add(found, self.grep(("definition", name), 10), "direct")
+            self._add(found, ("definition", name), 10, "direct")
 
 
-def select(claim: Claim, items: list[Item]) -> tuple[Item, ...]:
+def select(claim: Claim, found: list[tuple[_Window, str]]) -> tuple[Item, ...]:
     """Rank windows by the official score, drop ones overlapping a better window, keep 8."""
-    scores = rank_scores(_ClaimTerms.of(claim), items)
-    order = sorted(range(len(items)), key=lambda i: (-scores[i], items[i].file,
-                                                     f"{items[i].start}-{items[i].end}"))
-    ranked = [items[i] for i in order]
+    scores = rank_scores(_ClaimTerms.of(claim), found)
+    order = sorted(range(len(found)), key=lambda i: (-scores[i], found[i][0].order))
     kept: list[Item] = []
-    for item in ranked:
-        if not any(k.file == item.file and item.start <= k.end and k.start <= item.end
+    for i in order:
+        window, relevance = found[i]
+        if not any(k.file == window.file and window.start <= k.end and k.start <= window.end
                    for k in kept):
-            kept.append(item)
+            kept.append(window.item(relevance))
         if len(kept) == KEEP:
             break
     return tuple(kept)
