@@ -37,6 +37,10 @@ ThresholdOption = Annotated[float | None, typer.Option(
 EmulateOption = Annotated[str | None, typer.Option(
     "--emulate", help="Offline and hybrid judges: the judge model to emulate "
                       "(gpt-5.5, deepseek-v4-pro; default: the stricter one).")]
+EvidenceOption = Annotated[str | None, typer.Option(
+    "--evidence", help="LLM and hybrid judges: 'ranked' (our retrieval, default) or 'official' "
+                       "(the official judge's search: its gates, and only the two windows its "
+                       "LLM is shown).")]
 PapersOption = Annotated[Path, typer.Option(
     "--papers", help="The dataset: papers/ or the folder that holds it.")]
 
@@ -54,13 +58,15 @@ def score(
     = False,
     emulate: EmulateOption = None,
     threshold: ThresholdOption = None,
+    evidence: EvidenceOption = None,
 ) -> None:
     """Score one repository against one paper's claims (official-compatible JSON)."""
     from sabench.agent.usage import UsageRecorder  # loads langchain: only when scoring
 
     spec = paper_spec(papers, paper)
     recorder = UsageRecorder()
-    chosen = make_judge(judge, base_url, recorder=recorder, **_judge_options(emulate, threshold))
+    chosen = make_judge(judge, base_url, recorder=recorder, **_judge_options(emulate, threshold,
+                                                                     evidence))
     if estimate_only:
         sys.stdout.write(json.dumps(estimate(spec, repo, chosen), indent=1) + "\n")
         return
@@ -79,10 +85,13 @@ def score(
     console.print(f"wrote {out}")
 
 
-def _judge_options(emulate: str | None, threshold: float | None) -> dict[str, object]:
+def _judge_options(emulate: str | None, threshold: float | None,
+                   evidence: str | None = None) -> dict[str, object]:
     options: dict[str, object] = {"emulate": emulate} if emulate else {}
     if threshold is not None:
         options["threshold"] = threshold
+    if evidence is not None:
+        options["evidence"] = evidence
     return options
 
 
@@ -111,6 +120,7 @@ def score_runs_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     emulate: EmulateOption = None,
     threshold: ThresholdOption = None,
+    evidence: EvidenceOption = None,
 ) -> None:
     """Score every run of a runs root into SCORES_DIR (resumable: scored runs are skipped)."""
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -126,7 +136,7 @@ def score_runs_command(
 
         summary = score_runs(runs_root, papers, judge, out, jobs=jobs, base_url=base_url,
                              on_done=done, on_total=lambda n: progress.update(task, total=n),
-                             judge_options=_judge_options(emulate, threshold))
+                             judge_options=_judge_options(emulate, threshold, evidence))
     _report(summary, out, as_json)
     if summary.count("failed"):
         raise typer.Exit(1)

@@ -90,7 +90,7 @@ def _without(options: dict[str, Any], *names: str) -> dict[str, Any]:
 def _offline_kind(request: JudgeRequest) -> Judge:
     if request.model_spec:
         raise JudgeSpecError(f"judge {request.spec!r}: the offline judge takes no model")
-    return _offline_judge(**_without(request.options, "threshold"))
+    return _offline_judge(**_without(request.options, "threshold", "evidence"))
 
 
 def _keyword_kind(request: JudgeRequest) -> Judge:
@@ -98,7 +98,7 @@ def _keyword_kind(request: JudgeRequest) -> Judge:
         raise JudgeSpecError(f"judge {request.spec!r}: the keyword judge takes no model")
     from sabench.verifiers.keyword import KeywordJudge
 
-    return KeywordJudge(**_without(request.options, "emulate", "threshold"))
+    return KeywordJudge(**_without(request.options, "emulate", "threshold", "evidence"))
 
 
 def _llm_kind(request: JudgeRequest) -> Judge:
@@ -130,9 +130,15 @@ def _offline_judge(**options: Any) -> Judge:
 def _llm_judge(model_spec: str, base_url: str | None, recorder: UsageRecorder | None,
                **options: Any) -> Judge:
     from sabench.agent.models import make_model, parse_model_spec
-    from sabench.verifiers.llm_judge import LLMJudge
+    from sabench.verifiers.llm_judge import EVIDENCE_KINDS, LLMJudge
 
     parsed = parse_model_spec(model_spec, base_url)
+    evidence = options.pop("evidence", None)
+    if evidence is not None:
+        if evidence not in EVIDENCE_KINDS:
+            raise JudgeSpecError(f"evidence {evidence!r}: expected one of "
+                                 f"{', '.join(EVIDENCE_KINDS)}")
+        options["evidence"] = EVIDENCE_KINDS[evidence]()
     callbacks = [recorder] if recorder is not None else []
     model = make_model(parsed, callbacks=callbacks)
     return LLMJudge(model, name=f"llm:{parsed}", **options)

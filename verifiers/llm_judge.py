@@ -32,7 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from sabench.verifiers import llm_judge_prompt as prompt
 from sabench.verifiers.judge import Judge, check_repository
 from sabench.verifiers.spec import Claim, Dimension, PaperSpec
-from sabench.verifiers.types import SCORE_LEVELS, ClaimVerdict, Evidence, PaperScore
+from sabench.verifiers.types import (
+    SCORE_LEVELS,
+    ClaimVerdict,
+    Evidence,
+    EvidenceKind,
+    PaperScore,
+)
 
 EvidenceProvider = Callable[[Claim], list[Evidence]]
 """Evidence for one claim in one repository."""
@@ -56,6 +62,37 @@ def default_evidence(k: int = 8) -> EvidenceFactory:
         return lambda claim: list(retrieve(index, claim, k))
 
     return build
+
+
+def official_evidence() -> EvidenceFactory:
+    """Evidence as the official SA-Bench judge collects it (`official_search`): only the two
+    code/config windows its LLM is shown, and none for a claim its gates score 0 without the
+    LLM (such a claim is not sent). Use it to reproduce the official protocol."""
+
+    def build(root: Path) -> EvidenceProvider:
+        from sabench.verifiers.index import RepoIndex
+        from sabench.verifiers.official_search import OfficialSearch
+
+        search = OfficialSearch(RepoIndex.build(root))
+
+        def provide(claim: Claim) -> list[Evidence]:
+            result = search.collect(claim)
+            if result.gate is not None:
+                return []
+            return [Evidence(file=item.file, start_line=item.start,
+                             end_line=max(item.start, item.start + item.snippet.count("\n")),
+                             snippet=item.snippet, kind=EvidenceKind(item.kind),
+                             why=f"official search ({item.relevance})")
+                    for item in result.shown]
+
+        return provide
+
+    return build
+
+
+EVIDENCE_KINDS: dict[str, Callable[[], EvidenceFactory]] = {
+    "ranked": default_evidence, "official": official_evidence}
+"""`--evidence` choices: our dimension-aware retrieval, or the official judge's search."""
 
 
 class ReplyVerdict(BaseModel):

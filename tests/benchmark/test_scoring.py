@@ -345,3 +345,13 @@ def test_hybrid_spec_passes_threshold_and_emulated_judge() -> None:
     assert make_judge("offline", threshold=0.3, emulate="gpt-5.5").name == "offline:gpt-5.5"
     with pytest.raises(JudgeSpecError, match="cannot emulate"):
         make_judge("offline", emulate="nobody")
+
+
+def test_evidence_choice_reaches_the_llm_judge(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    judge = make_judge("llm:openai-compatible:some-model", "http://localhost:9",
+                       evidence="official")
+    assert isinstance(judge, LLMJudge) and not judge.uses_default_evidence
+    assert make_judge("offline", evidence="official").name.startswith("offline")
+    with pytest.raises(JudgeSpecError, match="evidence 'nearby'"):
+        make_judge("llm:openai-compatible:some-model", "http://localhost:9", evidence="nearby")

@@ -16,6 +16,7 @@ from sabench.verifiers.llm_judge import (
     EvidenceProvider,
     LLMJudge,
     ReplyError,
+    official_evidence,
     parse_reply,
 )
 from sabench.verifiers.spec import Claim, Dimension, PaperSpec
@@ -292,3 +293,23 @@ def test_transport_retry_does_not_blame_the_model(tmp_path: Path) -> None:
     judge_for(model, repo).score(make_spec(1), repo)
     assert str(model.received[0][-1].content) == str(model.received[1][-1].content)
     assert "could not be used" not in str(model.received[1][-1].content)
+
+
+def test_official_evidence_shows_two_windows_and_applies_the_gates(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    (repo / "configs").mkdir()
+    (repo / "configs" / "train.yaml").write_text("optimizer: adamw\nlr: 3e-4\n")
+    spec = PaperSpec(paper_id="p", claims=(
+        Claim(id="p-D1-001", dimension=Dimension.D1, text="AdamW with learning rate 3e-4."),
+        Claim(id="p-D3-001", dimension=Dimension.D3,
+              text="The experiment trains for 77777 iterations.")))
+    model = ScriptedChatModel(replies=[answer_all(0.5, ("configs/train.yaml:1-2",))])
+    judge = LLMJudge(model, evidence=official_evidence(), concurrency=1, sleep=lambda _: None)
+    score = judge.score(spec, repo)
+    assert [ids_in(m) for m in model.received] == [["p-D1-001"]]  # the gated claim: no call
+    request = str(model.received[0][-1].content)
+    assert request.count("(code)") + request.count("(config)") == 2
+    assert "lr: 3e-4" in request
+    verdicts = [v for _, v in score.verdicts()]
+    assert {v.id: v.score for v in verdicts} == {"p-D1-001": 0.5, "p-D3-001": 0.0}
+
