@@ -250,7 +250,7 @@ class OfflineJudge:
 
 def reasoning(check: ClaimCheck) -> str:
     """A one-line account of the checks behind a verdict."""
-    parts: list[str] = []
+    parts: list[str] = [_official_account(check)]
     if check.numbers:
         parts.append(f"{len(check.numbers_in_code)}/{len(check.numbers)} claim values in code or "
                      f"config ({len(check.numbers_bound)} bound to a related name)")
@@ -272,6 +272,25 @@ def reasoning(check: ClaimCheck) -> str:
         order = "n/a" if check.phase_order is None else f"{check.phase_order:.0%}"
         parts.append(f"{len(check.phases_found)}/{check.phases} steps found, in order {order}")
     return "; ".join(parts)
+
+
+_GATE_TEXT = {
+    "no_evidence": "no code/config evidence",
+    "no_numbers": "an experiment claim whose numbers are not in the code evidence",
+    "weak": "only weak or stub-like evidence",
+    "theory": "a theory-style claim with a single strong window",
+}
+
+
+def _official_account(check: ClaimCheck) -> str:
+    """What the official judge would do: gate the claim to 0, or show its LLM two windows."""
+    if check.official_gate is not None:
+        return (f"official search gates this claim to 0 "
+                f"({_GATE_TEXT.get(check.official_gate, check.official_gate)})")
+    shown = check.shown
+    return (f"official search shows {shown.windows} window(s) holding {shown.terms:.0%} of the "
+            f"claim's terms" + (f" and {shown.numbers:.0%} of its values" if check.numbers
+                                else ""))
 
 
 def _categorised(verdict: ClaimVerdict, dim: Dimension, check: ClaimCheck) -> ClaimVerdict:
