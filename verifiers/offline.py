@@ -98,11 +98,11 @@ def default_calibration(path: Path = CALIBRATION_FILE) -> Calibration:
 
 # --------------------------------------------------------------------- features
 FEATURES: tuple[str, ...] = (
-    "official_gate", "shown_terms_len", "shown_terms_sq", "shown_matches", "shown_repo_rare",
+    "official_gate", "shown_terms_len", "shown_terms_sq", "shown_repo_rare",
     "shown_paper_rare", "shown_numbers_d1", "shown_bound", "shown_bigrams", "shown_title",
-    "shown_symbols", "shown_stub", "shown_same_file", "shown_density", "kept_coverage",
-    "repo_terms", "term_coverage_sq", "placeholder", "no_numbers", "phases_found",
-    "paper_claims",
+    "shown_symbols", "shown_stub", "shown_same_file", "shown_density", "shown_operations",
+    "shown_assigned_d12", "kept_coverage", "repo_terms", "term_coverage_sq", "placeholder",
+    "no_numbers", "phases_found", "paper_claims",
 )
 
 
@@ -125,7 +125,6 @@ def claim_features(check: ClaimCheck, facts: RepoFacts, n_claims: int = 50) -> d
         # Long claims covered as well as short ones are the more convincing.
         "shown_terms_len": shown.terms * min(1.0, math.log1p(check.claim_chars) / 7.5),
         "shown_terms_sq": shown.terms ** 2,
-        "shown_matches": min(1.0, math.log1p(shown.matched_terms) / math.log(25)),
         "shown_repo_rare": shown.repo_rare_terms,
         "shown_paper_rare": shown.paper_rare_terms,
         # Values decide numerical claims only.
@@ -137,6 +136,11 @@ def claim_features(check: ClaimCheck, facts: RepoFacts, n_claims: int = 50) -> d
         "shown_stub": min(1.0, shown.stub_markers / 2.0),
         "shown_same_file": float(shown.same_file),
         "shown_density": shown.density,
+        # The named operations (exp, softmax, norm, ...) called in the windows' code.
+        "shown_operations": shown.operations,
+        # A defined name (`lr = 3e-4`, `Loss: ...`) assigned in the windows: values, formulas.
+        "shown_assigned_d12": (shown.assigned_name
+                               if check.dimension in (Dimension.D1, Dimension.D2) else 0.0),
         "kept_coverage": check.kept_coverage,
         "repo_terms": check.repo_terms,
         "term_coverage_sq": check.term_coverage ** 2,

@@ -36,6 +36,38 @@ _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
 _TRAILING_COMMENT = re.compile(r"\s#\s|\s//\s")
 _CONFIG_COMMENT = re.compile(r"\s#.*")
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_ASSIGNED = re.compile(r"^\s*(?:self\.)?([A-Za-z_][\w.]*)\s*(?:\[[^\]]*\])?\s*(?::[^=]*)?"
+                       r"(?:=|\+=|-=|\*=|/=)\s*[^=]")
+_CONFIG_KEY = re.compile(r"^\s*[\"']?([A-Za-z_][\w.\-]*)[\"']?\s*:\s*\S")
+_DEFINED = re.compile(r"^(.{1,80}?)\s*(?:=|:)\s")  # a claim that defines `name = value`
+
+# The operations a claim can name, with the calls that implement them. Words of up to four
+# letters must stand alone (`log`, not `logits`); symbols match as written.
+_OPERATIONS: dict[str, tuple[str, ...]] = {
+    "exp": ("exp",), "exponential": ("exp",),
+    "log": ("log", "log_softmax", "logsumexp", "log1p"), "logarithm": ("log",),
+    "softmax": ("softmax", "log_softmax"), "sum": ("sum",), "Σ": ("sum",), "∑": ("sum",),
+    "mean": ("mean",), "average": ("mean",), "expectation": ("mean",),
+    "max": ("max", "maximum", "amax"), "maximum": ("max", "maximum"),
+    "min": ("min", "minimum", "amin"), "minimum": ("min", "minimum"),
+    "sqrt": ("sqrt",), "√": ("sqrt",), "norm": ("norm", "normalize"), "||": ("norm",),
+    "sigmoid": ("sigmoid",), "σ": ("sigmoid",), "tanh": ("tanh",), "relu": ("relu",),
+    "gelu": ("gelu",), "argmax": ("argmax",), "argmin": ("argmin",), "top-k": ("topk",),
+    "topk": ("topk",), "concat": ("cat", "concat", "concatenate"),
+    "concatenate": ("cat", "concat", "concatenate"),
+    "concatenation": ("cat", "concat", "concatenate"), "clip": ("clip", "clamp"),
+    "clamp": ("clamp", "clip"), "abs": ("abs",), "sign": ("sign",), "variance": ("var",),
+    "std": ("std",), "cosine": ("cos", "cosine_similarity"), "cos": ("cos",), "sin": ("sin",),
+    "matmul": ("matmul",), "dropout": ("dropout",), "layernorm": ("layer_norm", "layernorm"),
+    "kl": ("kl_div", "kl"), "cross-entropy": ("cross_entropy", "crossentropyloss"),
+    "cross entropy": ("cross_entropy", "crossentropyloss"), "mse": ("mse_loss", "mseloss"),
+    "cumsum": ("cumsum",), "sort": ("sort", "argsort"), "gather": ("gather",),
+    "mask": ("masked_fill", "where"), "interpolat": ("interpolate", "lerp"),
+}
+_SYMBOLS = ("||", "Σ", "∑", "σ", "√")
+_SHORT_WORD = {w: re.compile(rf"(?<![a-z]){re.escape(w)}(?![a-z])")
+               for w in _OPERATIONS if len(w) <= 4 and w not in _SYMBOLS}
 
 
 class ShownWindows(BaseModel):
@@ -45,7 +77,6 @@ class ShownWindows(BaseModel):
 
     windows: int = 0
     terms: float = 0.0  # share of the claim's terms in the windows
-    matched_terms: int = 0
     repo_rare_terms: float = 0.0  # the same, terms weighted by rarity across repository files
     paper_rare_terms: float = 0.0  # the same, terms weighted by rarity across the paper's claims
     numbers: float = 0.0  # share of the claim's distinctive numbers in the windows
@@ -56,6 +87,8 @@ class ShownWindows(BaseModel):
     stub_markers: int = 0
     same_file: bool = False
     density: float = 0.0  # share of non-blank window lines holding a claim term
+    operations: float = 0.0  # share of the operations the claim names (exp, softmax, ...) called
+    assigned_name: float = 0.0  # how much of the claim's defined name (`lr = ...`) is assigned
 
 
 @dataclass(frozen=True)
@@ -121,7 +154,6 @@ def shown_windows(index: RepoIndex, text: str, shown: Sequence[Item],
     return ShownWindows(
         windows=len(shown),
         terms=_share(len(matched), len(claim_terms)),
-        matched_terms=len(matched),
         repo_rare_terms=_weighted(claim_terms, matched, lambda t: repo_file_rarity(index, t)),
         paper_rare_terms=_weighted(claim_terms, matched, paper.weight),
         numbers=_share(len(keys & window_numbers), len(keys)),
@@ -131,7 +163,9 @@ def shown_windows(index: RepoIndex, text: str, shown: Sequence[Item],
         symbols=_symbols(text, executable),
         stub_markers=len(_STUB_MARKER.findall(joined)),
         same_file=len(shown) == 2 and shown[0].file == shown[1].file,
-        density=_density(joined, claim_terms))
+        density=_density(joined, claim_terms),
+        operations=_operations_called(text, executable),
+        assigned_name=_assigned_name(text, executable))
 
 
 @lru_cache(maxsize=4096)
@@ -193,6 +227,48 @@ def _symbols(text: str, executable: str) -> float:
         return 0.0
     names = {t.replace("_", "") for t in _IDENTIFIER.findall(executable.lower())}
     return sum(s in names for s in symbols) / len(symbols)
+
+
+def claim_operations(text: str) -> set[tuple[str, ...]]:
+    """The operations `text` names, each as the call names that would implement it."""
+    low = text.lower()
+    found = set()
+    for word, calls in _OPERATIONS.items():
+        if word in _SYMBOLS:
+            hit = word in text
+        elif word in _SHORT_WORD:
+            hit = _SHORT_WORD[word].search(low) is not None
+        else:
+            hit = word in low
+        if hit:
+            found.add(calls)
+    return found
+
+
+def _operations_called(text: str, executable: str) -> float:
+    """Share of the operations the claim names that the windows' code calls."""
+    operations = claim_operations(text)
+    if not operations:
+        return 0.0
+    calls = {name.lower() for name in _CALL.findall(executable)}
+    return sum(any(c in calls for c in group) for group in operations) / len(operations)
+
+
+def _assigned_name(text: str, executable: str) -> float:
+    """For a claim that defines a name (`learning rate = 3e-4`, `Loss: ...`), the best share
+    of that name's terms on the left of one assignment or config key in the windows."""
+    m = _DEFINED.match(text)
+    name = term_set(m.group(1)) if m else frozenset()
+    best = 0.0
+    if not name:
+        return best
+    for line in executable.split("\n"):
+        target = _ASSIGNED.match(line) or _CONFIG_KEY.match(line)
+        if target:
+            terms = term_set(target.group(1))
+            if terms:
+                best = max(best, len(name & terms) / len(name))
+    return best
 
 
 def _density(text: str, claim_terms: frozenset[str]) -> float:
