@@ -121,29 +121,6 @@ class ClaimCheck(BaseModel):
         return bool(self.numbers) and len(self.numbers_in_code) == len(self.numbers)
 
 
-class RepoFacts(BaseModel):
-    """Repository-level facts used by the judge alongside the per-claim checks."""
-
-    model_config = ConfigDict(frozen=True)
-
-    executable_lines: int
-    python_files: int
-    functions: int
-    stub_functions: int
-    parse_errors: int
-    skipped: int
-
-
-def repo_facts(index: RepoIndex) -> RepoFacts:
-    funcs = index.functions()
-    return RepoFacts(
-        executable_lines=index.executable_lines(),
-        python_files=sum(f.lang == "python" for f in index.files.values()),
-        functions=len(funcs), stub_functions=sum(d.stub is not None for d in funcs),
-        parse_errors=sum(f.parse_error is not None for f in index.files.values()),
-        skipped=len(index.skipped))
-
-
 class _RepoView:
     """Per-repository sets the checks reuse for every claim (computed once, cached on the index)."""
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from sabench.verifiers.checks import ClaimCheck, RepoFacts, check_claim, repo_facts
+from sabench.verifiers.checks import ClaimCheck, check_claim
 from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.judge import check_repository
 from sabench.verifiers.shown import PaperTerms
@@ -106,7 +106,7 @@ FEATURES: tuple[str, ...] = (
 )
 
 
-def claim_features(check: ClaimCheck, facts: RepoFacts, n_claims: int = 50) -> dict[str, float]:
+def claim_features(check: ClaimCheck, n_claims: int = 50) -> dict[str, float]:
     """The judge's inputs for one claim, each in [0, 1].
 
     Most describe what the official judge looks at (`official_search`, `shown`): a gate gives
@@ -116,7 +116,6 @@ def claim_features(check: ClaimCheck, facts: RepoFacts, n_claims: int = 50) -> d
 
     Args:
         check: the claim's check outcomes.
-        facts: repository-level facts (unused by the current feature set; kept for callers).
         n_claims: how many claims the paper has (papers with more claims score lower).
     """
     shown = check.shown
@@ -210,20 +209,20 @@ class OfflineJudge:
         index = RepoIndex.build(root)
         paper = PaperTerms.of([claim.text for claim in spec.claims])
         checks = {claim.id: check_claim(index, claim, self.k, paper) for claim in spec.claims}
-        verdicts = self.verdicts(spec.claims, checks, repo_facts(index))
+        verdicts = self.verdicts(spec.claims, checks)
         notes = _index_notes(index)
         score = PaperScore.of(spec.paper_id, verdicts, repo_path=str(repo), model=self.name,
                               scored_at=_now(), **notes)
         return score, checks
 
-    def verdicts(self, claims: tuple[Claim, ...] | list[Claim], checks: dict[str, ClaimCheck],
-                 facts: RepoFacts) -> dict[Dimension, list[ClaimVerdict]]:
+    def verdicts(self, claims: tuple[Claim, ...] | list[Claim],
+                 checks: dict[str, ClaimCheck]) -> dict[Dimension, list[ClaimVerdict]]:
         """Five-level verdicts for the claims from their checks."""
         out: dict[Dimension, list[ClaimVerdict]] = {}
         for dim in Dimension:
             group = [c for c in claims if c.dimension == dim]
             if group:
-                out[dim] = self._dimension(group, checks, facts, len(claims))
+                out[dim] = self._dimension(group, checks, len(claims))
         return out
 
     def probabilities(self, dims: list[Dimension], rows: list[dict[str, float]]) -> np.ndarray:
@@ -236,8 +235,8 @@ class OfflineJudge:
         return level_probabilities(x, d_idx, cuts, weights, offsets)
 
     def _dimension(self, group: list[Claim], checks: dict[str, ClaimCheck],
-                   facts: RepoFacts, n_claims: int) -> list[ClaimVerdict]:
-        rows = [claim_features(checks[c.id], facts, n_claims) for c in group]
+                   n_claims: int) -> list[ClaimVerdict]:
+        rows = [claim_features(checks[c.id], n_claims) for c in group]
         probs = self.probabilities([c.dimension for c in group], rows)
         levels = apportion(probs @ _LEVELS)
         out = []
