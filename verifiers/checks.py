@@ -15,7 +15,9 @@ read the same facts:
 - protocol objects (D3): named datasets, baselines and metrics found in runnable code;
 - phases (D4): the named steps mapped to functions, and whether the static call order from the
   entry points follows the stated order;
-- stubs and placeholders near the evidence; evidence found only in docs or tests.
+- stubs and placeholders near the evidence; evidence found only in docs or tests;
+- what the official judge would see (`official_search`, `shown`): whether its gates score the
+  claim 0 without its LLM, and how the two windows its LLM is shown carry the claim.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """The offline judge: deterministic, free, no network; calibrated to the official LLM judges.
 
-For each claim the per-dimension checks (`checks.check_claim`) give a handful of features
-(`claim_features`). A small ordinal-logistic model turns them into a probability for each of the
-five score levels: a latent score `eta = w·x + b[dimension]` and, per emulated judge, four
-increasing cut points, `P(score <= level k) = sigmoid(cut_k - eta)`; per dimension, a shift of the
-three upper cuts (protocol and ordering claims reach 0.25 as value claims do, but seldom 0.5).
-Its parameters (a few dozen)
-are fitted by `sabench calibrate` on the development runs and committed in `calibration.json`
-with the date and the data they came from.
+For each claim the checks (`checks.check_claim`) give a handful of features (`claim_features`),
+most of them about what the official judge itself looks at: its deterministic evidence search
+and gates (`official_search`) and the two windows its LLM is shown (`shown`). A small
+ordinal-logistic model turns them into a probability for each of the five score levels: a latent
+score `eta = w·x + b[dimension]` and, per emulated judge, four increasing cut points,
+`P(score <= level k) = sigmoid(cut_k - eta)`; per dimension, a shift of the three upper cuts
+(protocol and ordering claims reach 0.25 as value claims do, but seldom 0.5). Its parameters (a
+few dozen) are fitted by `sabench calibrate` on the development runs and committed in
+`calibration.json` with the date and the data they came from.
 
 Verdicts must be one of the five levels. Within each dimension of a repository the levels are
 apportioned so that the dimension score equals the model's expected score (largest-remainder
