@@ -22,11 +22,11 @@ import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
 from sabench.benchmark.calibrate import (
+    Predictions,
     RunRows,
     collect,
     cross_validate,
     default_jobs,
-    predict,
     read_runs,
 )
 from sabench.benchmark.dataset import load_papers
@@ -52,13 +52,16 @@ def _corr(fn: Any, a: list[float], b: list[float]) -> float | None:
 
 
 def agreement_from_predictions(rows: list[RunRows],
-                               predictions: dict[tuple[str, str], dict[str, float]]
+                               predictions: dict[tuple[str, str], dict[str, float]],
+                               expected: dict[tuple[str, str], dict[str, float]] | None = None,
                                ) -> dict[str, Any]:
     """Agreement figures of predicted claim scores against the official ones.
 
     Args:
         rows: the runs (with official claim scores and overall scores).
         predictions: {(config, paper_id): {claim_id: score}}.
+        expected: the same for the expected scores the levels were rounded from, when the
+            judge has them (the offline judge); adds `claim_spearman_expected`.
     """
     pred_claims, off_claims = [], []
     run_pred, run_off = [], []
@@ -87,6 +90,8 @@ def agreement_from_predictions(rows: list[RunRows],
                 dim_pred[dim].append(mean)
                 dim_off[dim].append(rr.official_dims[dim])
     configs = sorted(by_config)
+    extra = {} if expected is None else {
+        "claim_spearman_expected": _expected_spearman(rows, expected)}
     conf_pred = [fmean(p for p, _ in by_config[c]) for c in configs]
     conf_off = [fmean(o for _, o in by_config[c]) for c in configs]
     p, o = np.array(pred_claims), np.array(off_claims)
@@ -103,12 +108,27 @@ def agreement_from_predictions(rows: list[RunRows],
         "fail_recall": round(float((p[o <= LOW] <= LOW).mean()), 4) if (o <= LOW).any() else None,
         "fail_precision": round(float((o[p <= LOW] <= LOW).mean()), 4)
         if (p <= LOW).any() else None,
+        **extra,
         "mean_official": round(float(o.mean()), 4) if len(o) else None,
         "mean_predicted": round(float(p.mean()), 4) if len(p) else None,
         "configs": {c: {"predicted": round(cp, 4), "official": round(co, 4),
                         "runs": len(by_config[c])}
                     for c, cp, co in zip(configs, conf_pred, conf_off, strict=True)},
     }
+
+
+def _expected_spearman(rows: list[RunRows],
+                       expected: dict[tuple[str, str], dict[str, float]]) -> float | None:
+    """Claim Spearman of the expected scores: how well the judge ranks claims before the
+    rounding to five levels, whose ties cost rank agreement."""
+    ours, official = [], []
+    for rr in rows:
+        values = expected.get((rr.run.config, rr.run.paper_id), {})
+        for row in rr.claims:
+            if row.official is not None and values.get(row.claim_id) is not None:
+                ours.append(values[row.claim_id])
+                official.append(row.official)
+    return _corr(spearmanr, ours, official)
 
 
 def run_agreement(runs_root: Path, papers_dir: Path, judge: str = "offline",
@@ -135,14 +155,14 @@ def run_agreement(runs_root: Path, papers_dir: Path, judge: str = "offline",
     rows = collect(runs, specs, default_jobs(jobs))
     if judge == "offline":
         if folds:
-            predictions = cross_validate(rows, folds)
+            offline = cross_validate(rows, folds)
         else:
-            cal = calibration or default_calibration()
-            predictions = {(rr.run.config, rr.run.paper_id): predict(cal, rr, rr.run.judge_model)
-                           for rr in rows}
+            offline = Predictions()
+            for rr in rows:
+                offline.add(rr, calibration or default_calibration())
+        result = agreement_from_predictions(rows, offline.levels, offline.expected)
     else:
-        predictions = _other_judge(rows, specs, judge, base_url)
-    result = agreement_from_predictions(rows, predictions)
+        result = agreement_from_predictions(rows, _other_judge(rows, specs, judge, base_url))
     result.update(excluded_incomplete=len(all_runs) - len(runs), judge=judge,
                   evaluation=f"leave-papers-out, {folds} folds" if folds and judge == "offline"
                   else "committed calibration (fitted on these runs)" if judge == "offline"

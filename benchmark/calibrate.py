@@ -290,7 +290,14 @@ def _strictest(design: _Design, judges: list[str]) -> str:
 # --------------------------------------------------------------------- predicting
 def predict(calibration: Calibration, rr: RunRows, emulate: str | None = None) -> dict[str, float]:
     """Five-level scores of one run's claims, exactly as the offline judge gives them."""
-    out: dict[str, float] = {}
+    return predict_run(calibration, rr, emulate)[0]
+
+
+def predict_run(calibration: Calibration, rr: RunRows, emulate: str | None = None
+                ) -> tuple[dict[str, float], dict[str, float]]:
+    """The five-level scores of one run's claims and the expected scores they are rounded from."""
+    levels_out: dict[str, float] = {}
+    expected_out: dict[str, float] = {}
     weights = np.array([calibration.weights[f] for f in calibration.features])
     offsets = np.array([calibration.dimension_offsets.get(d, 0.0) for d in _DIMS])
     for dim in _DIMS:
@@ -301,9 +308,24 @@ def predict(calibration: Calibration, rr: RunRows, emulate: str | None = None) -
         x = np.array([[row.features[f] for f in calibration.features] for row in rows])
         probs = level_probabilities(x, np.full(len(rows), _DIMS.index(dim)),
                                     np.tile(cuts, (len(rows), 1)), weights, offsets)
-        levels = apportion(probs @ np.array(SCORE_LEVELS))
-        out.update({row.claim_id: float(level) for row, level in zip(rows, levels, strict=True)})
-    return out
+        expected = probs @ np.array(SCORE_LEVELS)
+        levels = apportion(expected)
+        for row, level, value in zip(rows, levels, expected, strict=True):
+            levels_out[row.claim_id] = float(level)
+            expected_out[row.claim_id] = float(value)
+    return levels_out, expected_out
+
+
+@dataclass
+class Predictions:
+    """Per run, {claim_id: score}: the five-level scores and the expected scores behind them."""
+
+    levels: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    expected: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+
+    def add(self, rr: RunRows, calibration: Calibration) -> None:
+        key = (rr.run.config, rr.run.paper_id)
+        self.levels[key], self.expected[key] = predict_run(calibration, rr, rr.run.judge_model)
 
 
 def paper_folds(papers: list[str], k: int) -> list[set[str]]:
@@ -313,20 +335,19 @@ def paper_folds(papers: list[str], k: int) -> list[set[str]]:
     return [set(ordered[i::k]) for i in range(k)]
 
 
-def cross_validate(runs: list[RunRows], k: int) -> dict[tuple[str, str], dict[str, float]]:
+def cross_validate(runs: list[RunRows], k: int) -> Predictions:
     """Leave-papers-out predictions: each run is predicted by a model fitted without its paper.
 
     Returns:
-        {(config, paper_id): {claim_id: score}} for every run.
+        For every run, keyed (config, paper_id), its claims' levels and expected scores.
     """
-    out: dict[tuple[str, str], dict[str, float]] = {}
+    out = Predictions()
     for held in paper_folds([rr.run.paper_id for rr in runs], k):
         train = [rr for rr in runs if rr.run.paper_id not in held]
         calibration = fit(train)
         for rr in runs:
             if rr.run.paper_id in held:
-                out[(rr.run.config, rr.run.paper_id)] = predict(calibration, rr,
-                                                                rr.run.judge_model)
+                out.add(rr, calibration)
     return out
 
 
@@ -354,7 +375,8 @@ def calibrate(runs_root: Path, papers_dir: Path, out: Path | None = None, jobs: 
     summary: dict[str, Any] = {"n_parameters": calibration.n_parameters, "n_runs": len(rows),
                                "n_claims": n_claims}
     if folds:
-        cv = agreement_from_predictions(rows, cross_validate(rows, folds))
+        predictions = cross_validate(rows, folds)
+        cv = agreement_from_predictions(rows, predictions.levels, predictions.expected)
         calibration = calibration.model_copy(update={"cross_validation": {
             key: value for key, value in cv.items() if isinstance(value, float)}})
         summary["cross_validation"] = cv

@@ -239,13 +239,15 @@ class OfflineJudge:
                    n_claims: int) -> list[ClaimVerdict]:
         rows = [claim_features(checks[c.id], n_claims) for c in group]
         probs = self.probabilities([c.dimension for c in group], rows)
-        levels = apportion(probs @ _LEVELS)
+        expected = probs @ _LEVELS
+        levels = apportion(expected)
         out = []
-        for claim, p, level in zip(group, probs, levels, strict=True):
+        for claim, p, level, value in zip(group, probs, levels, expected, strict=True):
             check = checks[claim.id]
             verdict = ClaimVerdict(
                 id=claim.id, score=float(level), judge=self.name,
                 confidence=round(float(p[list(SCORE_LEVELS).index(level)]), 3),
+                expected_score=round(min(1.0, max(0.0, float(value))), 4),
                 evidence_refs=[e.ref for e in check.evidence],
                 judge_reasoning=reasoning(check))
             out.append(_categorised(verdict, claim.dimension, check))

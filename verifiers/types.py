@@ -95,6 +95,8 @@ class ClaimVerdict(BaseModel):
     judge: str | None = None
     failure_category: FailureCategory | None = None
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    # The offline judge's expected score before rounding to a level: ranks claims more finely.
+    expected_score: float | None = Field(default=None, ge=0.0, le=1.0)
     error: str | None = None
 
     @field_validator("score")

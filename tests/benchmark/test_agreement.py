@@ -168,6 +168,22 @@ def test_perfect_predictions_agree_perfectly() -> None:
     assert result["claim_mae"] == 0 and result["config_mae"] == 0
     assert result["claim_spearman"] == 1.0 and result["fail_recall"] == 1.0
     assert result["fail_precision"] == 1.0
+    assert "claim_spearman_expected" not in result  # only for judges with expected scores
+
+
+def test_expected_scores_are_ranked_separately() -> None:
+    rows = list({(rr.run.config, rr.run.paper_id): rr for rr in _synthetic_runs(20, 6)}.values())
+    flat = {(rr.run.config, rr.run.paper_id): {c.claim_id: 0.25 for c in rr.claims}
+            for rr in rows}
+    # Expected scores that rank exactly like the official levels, then reversed.
+    expected = {(rr.run.config, rr.run.paper_id): {c.claim_id: 0.1 + 0.8 * c.official
+                                                   for c in rr.claims} for rr in rows}
+    result = agreement_from_predictions(rows, flat, expected)
+    assert result["claim_spearman"] is None  # constant levels rank nothing
+    assert result["claim_spearman_expected"] == 1.0
+    reversed_ = {key: {cid: 1 - v for cid, v in values.items()}
+                 for key, values in expected.items()}
+    assert agreement_from_predictions(rows, flat, reversed_)["claim_spearman_expected"] == -1.0
 
 
 def test_paper_folds_partition_the_papers() -> None:

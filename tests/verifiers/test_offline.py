@@ -127,6 +127,18 @@ def test_it_is_a_judge_and_verdicts_are_complete(good: Path) -> None:
     assert score.overall_score == pytest.approx(sum(dims) / len(dims))
 
 
+def test_levels_are_rounded_from_the_expected_scores(good: Path, stub: Path) -> None:
+    for repo in (good, stub):
+        score = OfflineJudge().score(SPEC, repo)
+        for result in score.dimensions.values():
+            pairs = sorted((v.expected_score, v.score) for v in result.claims)
+            assert all(0.0 <= e <= 1.0 for e, _ in pairs)
+            # A higher expected score never gets a lower level, and rounding keeps the mean.
+            assert [level for _, level in pairs] == sorted(level for _, level in pairs)
+            mean = sum(e for e, _ in pairs) / len(pairs)
+            assert result.score == pytest.approx(mean, abs=0.125 / len(pairs) + 1e-3)
+
+
 def test_deterministic(good: Path) -> None:
     first = OfflineJudge().score(SPEC, good)
     second = OfflineJudge().score(SPEC, good)
