@@ -323,6 +323,11 @@ def _unique(items: list[str]) -> list[str]:
 
 def exact_queries(claim: Claim, limit: int = 12) -> list[str]:
     """Substring queries: resolutions, numbers, capitalised phrases, long words, hints."""
+    return list(_exact_queries(claim, limit))
+
+
+@lru_cache(maxsize=4096)  # a paper's claims are searched in every run of the paper
+def _exact_queries(claim: Claim, limit: int) -> tuple[str, ...]:
     text = _query_text(claim.text)
     out: list[str] = []
     for w, h in _RESOLUTION.findall(claim.text):
@@ -336,12 +341,17 @@ def exact_queries(claim: Claim, limit: int = 12) -> list[str]:
     if claim.dimension == Dimension.D2:
         out += [w for w in _FORMULA_WORDS if w in text.lower()]
     out += _HINTS[claim.dimension]
-    return _unique(out)[:limit]
+    return tuple(_unique(out)[:limit])
 
 
 def regex_queries(claim: Claim, limit: int = 8) -> list[tuple[str, ...]]:
     """Round-two regexes, as ("pair", a, b) for `a.*b`, ("literal", s), or ("any", *words)
     for the dimension's hint regex (a line holding any of the words)."""
+    return list(_regex_queries(claim, limit))
+
+
+@lru_cache(maxsize=4096)
+def _regex_queries(claim: Claim, limit: int) -> tuple[tuple[str, ...], ...]:
     tokens = _tokens(_query_text(claim.text))
     out: list[tuple[str, ...]] = [("pair", w, h) for w, h in _RESOLUTION.findall(claim.text)]
     out += [("pair", tokens[i], tokens[i + 1]) for i in range(min(4, len(tokens) - 1))]
@@ -353,7 +363,7 @@ def regex_queries(claim: Claim, limit: int = 8) -> list[tuple[str, ...]]:
         if q not in seen:
             seen.add(q)
             unique.append(q)
-    return unique[:limit]
+    return tuple(unique[:limit])
 
 
 # ------------------------------------------------------------------ ranking and gates
@@ -394,6 +404,7 @@ class _ClaimTerms:
     math: set[str]
 
     @classmethod
+    @lru_cache(maxsize=4096)
     def of(cls, claim: Claim) -> _ClaimTerms:
         norm = _rank_text(claim.text)
         words = {t for t in _RANK_TOKEN.findall(norm) if t not in _STOPWORDS}
