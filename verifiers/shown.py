@@ -115,19 +115,23 @@ class PaperTerms:
 
 
 def repo_file_rarity(index: RepoIndex, term: str) -> float:
-    """log((N + 1) / (df + 1)) over the repository's N code and config files (cached)."""
-    cache = index.cache.setdefault("file_rarity", {})
-    if term not in cache:
-        files = _code_config_files(index)
-        holding = {f for f, _ in index.term_lines.get(term, ()) if f in files}
-        cache[term] = math.log((len(files) + 1) / (len(holding) + 1))
-    return cache[term]
+    """log((N + 1) / (df + 1)) over the repository's N code and config files."""
+    return math.log((len(_code_config_files(index)) + 1) / (_file_count(index, term) + 1))
 
 
 def in_repo_code(index: RepoIndex, term: str) -> bool:
     """Whether any code or config file of the repository holds `term`."""
-    files = _code_config_files(index)
-    return any(f in files for f, _ in index.term_lines.get(term, ()))
+    return _file_count(index, term) > 0
+
+
+def _file_count(index: RepoIndex, term: str) -> int:
+    """In how many code and config files of the repository `term` occurs (cached)."""
+    cache = index.cache.setdefault("term_file_count", {})
+    count = cache.get(term)
+    if count is None:
+        files = _code_config_files(index)
+        count = cache[term] = len({f for f, _ in index.term_lines.get(term, ()) if f in files})
+    return count
 
 
 def _code_config_files(index: RepoIndex) -> frozenset[str]:
@@ -229,7 +233,8 @@ def _symbols(text: str, executable: str) -> float:
     return sum(s in names for s in symbols) / len(symbols)
 
 
-def claim_operations(text: str) -> set[tuple[str, ...]]:
+@lru_cache(maxsize=4096)
+def claim_operations(text: str) -> frozenset[tuple[str, ...]]:
     """The operations `text` names, each as the call names that would implement it."""
     low = text.lower()
     found = set()
@@ -242,7 +247,7 @@ def claim_operations(text: str) -> set[tuple[str, ...]]:
             hit = word in low
         if hit:
             found.add(calls)
-    return found
+    return frozenset(found)
 
 
 def _operations_called(text: str, executable: str) -> float:
