@@ -12,16 +12,13 @@ into a temporary folder first (not timed).
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from measure import DATA_DIR
+from measure import DATA_DIR, runs_root
 
 from sabench.benchmark.calibrate import read_runs
 from sabench.benchmark.dataset import load_papers
@@ -90,14 +87,8 @@ def measure(root: Path) -> dict:
 
 
 def main() -> None:
-    configured = os.environ.get("SABENCH_RUNS_ROOT")
-    if configured:
-        result = measure(Path(configured))
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            subprocess.run(["sh", str(DATA_DIR / "unpack.sh"), tmp], check=True,
-                           capture_output=True)
-            result = measure(Path(tmp))
+    with runs_root() as root:
+        result = measure(root)
     sys.stdout.write(json.dumps(result, indent=1) + "\n")
 
 

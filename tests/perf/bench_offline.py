@@ -12,14 +12,12 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from measure import DATA_DIR
+from measure import DATA_DIR, runs_root
 
 from sabench.benchmark.calibrate import read_runs
 from sabench.benchmark.dataset import load_papers
@@ -63,13 +61,8 @@ def measure(root: Path) -> dict:
 
 
 def main() -> None:
-    configured = os.environ.get("SABENCH_RUNS_ROOT")
-    if configured:
-        result = measure(Path(configured))
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            subprocess.run(["sh", str(DATA / "unpack.sh"), tmp], check=True, capture_output=True)
-            result = measure(Path(tmp))
+    with runs_root() as root:
+        result = measure(root)
     sys.stdout.write(json.dumps(result) + "\n")
 
 

@@ -11,11 +11,26 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("SABENCH_DATA_DIR") or REPO_ROOT.parent / "shared" / "sabench")
+
+
+@contextmanager
+def runs_root() -> Iterator[Path]:
+    """$SABENCH_RUNS_ROOT when set (a folder made by unpack.sh), else the development runs
+    unpacked into a temporary folder for the duration (the unpacking is not timed)."""
+    configured = os.environ.get("SABENCH_RUNS_ROOT")
+    if configured:
+        yield Path(configured)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["sh", str(DATA_DIR / "unpack.sh"), tmp], check=True, capture_output=True)
+        yield Path(tmp)
 
 
 @dataclass(frozen=True)
