@@ -181,7 +181,7 @@ class SearchResult:
 
     @property
     def strong(self) -> tuple[Item, ...]:
-        return tuple(i for i in self.items if i.direct and i.relevance in STRONG and not i.stub)
+        return tuple(i for i in self.items if _strong(i))
 
 
 # ------------------------------------------------------------------ the searchable text
@@ -468,6 +468,11 @@ class _Joined:
         return counts
 
 
+def _strong(item: Item) -> bool:
+    """Code or config found by a direct, config or semantic query, and not stub-like."""
+    return item.direct and item.relevance in STRONG and not item.stub
+
+
 def _gate(claim: Claim, items: tuple[Item, ...], strong: int) -> str | None:
     direct = [i for i in items if i.direct]
     if not direct:
@@ -554,7 +559,7 @@ class OfficialSearch:
         items = select(claim, list(found.items()))
         for item in items:  # only kept windows need the (costlier) stub check
             item.stub = self._stub(item)
-        strong = sum(1 for i in items if i.direct and i.relevance in STRONG and not i.stub)
+        strong = sum(1 for i in items if _strong(i))
         return SearchResult(items, _gate(claim, items, strong))
 
     def _add(self, found: dict[_Window, str], query: tuple[str, ...], limit: int,
