@@ -91,6 +91,7 @@ _STUB_MARKERS = ("placeholder", "stub", "todo", "to do", "replace with", "not im
 # Relevance of a window by the kind of query that found it; a window found twice keeps the
 # strongest. `_RANK_BONUS` is what the relevance adds to the window's ranking score.
 _STRENGTH = {"direct": 5, "config": 4, "semantic": 3, "supporting": 2, "weak": 1}
+_KIND_SCORE = {"code": 20, "config": 16, "docs": -20, "test": -20}
 _RANK_BONUS = {"direct": 16, "config": 12, "semantic": 8, "supporting": 4, "weak": 0}
 STRONG = {"direct", "config", "semantic"}
 
@@ -109,6 +110,7 @@ _DIGIT = re.compile(r"\d")
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 _DEF_BEFORE = re.compile(r"(?:def|class)\s+$")
 _WORD_CHAR = re.compile(r"\w")
+_NOT_LOOKED_UP = frozenset({"range", "print", "super"})  # calls round three never looks up
 
 
 @lru_cache(maxsize=65536)
@@ -256,10 +258,13 @@ class _Text:
         return out
 
     def find_any(self, needles: list[str], limit: int) -> list[int]:
-        """Global lines holding any of `needles` (case-insensitive), first `limit` in order."""
+        """Global lines holding any of `needles` (case-insensitive), first `limit` in order.
+
+        Each of the first `limit` such lines is among the first `limit` lines of a needle it
+        holds, so no needle is searched further than that."""
         lines: set[int] = set()
         for needle in needles:
-            lines.update(self.find(needle.lower(), len(self.starts)))
+            lines.update(self.find(needle.lower(), limit))
         return sorted(lines)[:limit]
 
     def search(self, pattern: re.Pattern[str], limit: int) -> list[int]:
@@ -289,6 +294,8 @@ def _query_text(text: str) -> str:
 
 
 def _rank_text(text: str) -> str:
+    if text.isascii():  # the symbols are all non-ASCII: most windows need no replacing
+        return text.lower()
     for src, dst in _RANK_SYMBOLS.items():
         text = text.replace(src, dst)
     return text.lower()
@@ -418,7 +425,7 @@ class _ClaimTerms:
 def window_score(file: str, kind: str, snippet: str) -> tuple[str, int]:
     """The claim-independent part of a window's ranking score, and its normalised text."""
     hay = _rank_text(f"{file}\n{snippet}")
-    score = {"code": 20, "config": 16, "docs": -20, "test": -20}.get(kind, 0)
+    score = _KIND_SCORE.get(kind, 0)
     if _DEF.search(snippet):
         score += 8
     if "pass" in hay or "placeholder" in hay or "todo" in hay:
@@ -503,6 +510,7 @@ class OfficialSearch:
     _stubs: dict[tuple[str, int, int], bool] = field(default_factory=dict, init=False)
     _windows: dict[tuple[str, int, int], _Window] = field(default_factory=dict, init=False)
     _hit_windows: dict[tuple, list[_Window]] = field(default_factory=dict, init=False)
+    _files: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         files = sorted((f for f in self.index.files
@@ -590,16 +598,23 @@ class OfficialSearch:
         start, end = max(1, line - WINDOW_BEFORE), line + WINDOW_AFTER
         window = self._windows.get((file, start, end))
         if window is None:
-            kind = path_kind(file)
+            kind, basename = self._file_facts(file)
             snippet = "\n".join(self.index.files[file].lines[start - 1:end])
             hay, base_score = window_score(file, kind, snippet)
             calls = frozenset(n for n in _CALLED.findall(snippet)
-                              if len(n) >= 4 and n not in ("range", "print", "super"))
+                              if len(n) >= 4 and n not in _NOT_LOOKED_UP)
             window = self._windows[(file, start, end)] = _Window(
-                file, start, end, kind, snippet, hay, base_score,
-                PurePosixPath(file).stem.lower().replace("_", " "), calls,
+                file, start, end, kind, snippet, hay, base_score, basename, calls,
                 (file, f"{start}-{end}"))
         return window
+
+    def _file_facts(self, file: str) -> tuple[str, str]:
+        """A file's official kind and its name as the ranking reads it (cached per file)."""
+        facts = self._files.get(file)
+        if facts is None:
+            facts = self._files[file] = (
+                path_kind(file), PurePosixPath(file).stem.lower().replace("_", " "))
+        return facts
 
     def _add_definitions(self, found: dict[_Window, str]) -> None:
         """Round three: the definitions of functions the windows call (relevance direct)."""

@@ -147,11 +147,12 @@ def shown_windows(index: RepoIndex, text: str, shown: Sequence[Item],
     """The facts of the windows `shown` for the claim `text` (see `ShownWindows`)."""
     if not shown:
         return ShownWindows()
+    facts = [_window_facts(index, item) for item in shown]
     joined = "\n".join(item.snippet for item in shown)
     claim_terms = term_set(text)
     window_terms = set().union(*(term_set(item.snippet) for item in shown))
     matched = claim_terms & window_terms
-    executable = "\n".join(_executable(item) for item in shown)
+    executable = "\n".join(f.executable for f in facts)
     keys = _claim_numbers(text)
     window_numbers = set().union(*(_numbers(item.snippet) for item in shown))
     paper = paper or PaperTerms.of([text])
@@ -162,14 +163,51 @@ def shown_windows(index: RepoIndex, text: str, shown: Sequence[Item],
         paper_rare_terms=_weighted(claim_terms, matched, paper.weight),
         numbers=_share(len(keys & window_numbers), len(keys)),
         bound_numbers=_share(len(_bound(joined, keys)), len(keys)),
-        bigrams=_bigrams(text, joined),
-        title_terms=_title_terms(text, term_set(executable) if executable else frozenset()),
-        symbols=_symbols(text, executable),
-        stub_markers=len(_STUB_MARKER.findall(joined)),
+        bigrams=_bigrams(text, "".join(f.flat for f in facts)),
+        title_terms=_title_terms(text, frozenset().union(*(f.terms for f in facts))),
+        symbols=_symbols(text, set().union(*(f.names for f in facts))),
+        stub_markers=sum(f.stub_markers for f in facts),
         same_file=len(shown) == 2 and shown[0].file == shown[1].file,
         density=_density(joined, claim_terms),
-        operations=_operations_called(text, executable),
+        operations=_operations_called(text, _calls(facts, executable)),
         assigned_name=_assigned_name(text, executable))
+
+
+@dataclass(frozen=True)
+class _WindowFacts:
+    """The claim-independent facts of one shown window (computed once per repository: the
+    same windows are shown for many claims)."""
+
+    executable: str  # code without comments and docstrings, config values without comments
+    terms: frozenset[str]  # terms of the executable text
+    names: frozenset[str]  # identifiers of the executable text, underscores dropped
+    calls: frozenset[str]  # names called in the executable text, lower-case
+    flat: str  # the snippet lower-cased with everything but letters and digits dropped
+    stub_markers: int
+
+
+def _window_facts(index: RepoIndex, item: Item) -> _WindowFacts:
+    cache = index.cache.setdefault("shown_window_facts", {})
+    key = (item.file, item.kind, item.snippet)  # the snippet itself: exact for any caller
+    facts = cache.get(key)
+    if facts is None:
+        executable = _executable(item)
+        facts = cache[key] = _WindowFacts(
+            executable=executable,
+            terms=term_set(executable) if executable else frozenset(),
+            names=frozenset(t.replace("_", "") for t in _IDENTIFIER.findall(executable.lower())),
+            calls=frozenset(name.lower() for name in _CALL.findall(executable)),
+            flat=_NOT_ALNUM.sub("", item.snippet.lower()),
+            stub_markers=len(_STUB_MARKER.findall(item.snippet)))
+    return facts
+
+
+def _calls(facts: list[_WindowFacts], executable: str) -> frozenset[str]:
+    """The names the windows call; a call split across the two windows (`name` ending one,
+    `(` starting the next) is only seen in the joined text."""
+    if any(f.executable.lstrip().startswith("(") for f in facts[1:]):
+        return frozenset(name.lower() for name in _CALL.findall(executable))
+    return frozenset().union(*(f.calls for f in facts))
 
 
 @lru_cache(maxsize=4096)
@@ -221,15 +259,15 @@ def _title_terms(text: str, executable_terms: frozenset[str]) -> float:
     return _share(len(title & executable_terms), len(title))
 
 
-def _symbols(text: str, executable: str) -> float:
+def _symbols(text: str, names: set[str]) -> float:
     """Share of the claim's subscripted symbols (`W_{O}`, `s_z`) named in executable code,
-    underscores and braces dropped (`W_O` → `wo` matches `w_o`)."""
+    underscores and braces dropped (`W_O` → `wo` matches `w_o`); `names` are the code's
+    identifiers with underscores dropped."""
     symbols = {(a + b).replace("_", "").replace("{", "").replace("}", "").lower()
                for a, b in _SYMBOL.findall(text)}
     symbols = {s for s in symbols if len(s) >= 2}
     if not symbols:
         return 0.0
-    names = {t.replace("_", "") for t in _IDENTIFIER.findall(executable.lower())}
     return sum(s in names for s in symbols) / len(symbols)
 
 
@@ -250,12 +288,12 @@ def claim_operations(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(found)
 
 
-def _operations_called(text: str, executable: str) -> float:
-    """Share of the operations the claim names that the windows' code calls."""
+def _operations_called(text: str, calls: frozenset[str]) -> float:
+    """Share of the operations the claim names that the windows' code calls (`calls`,
+    lower-case)."""
     operations = claim_operations(text)
     if not operations:
         return 0.0
-    calls = {name.lower() for name in _CALL.findall(executable)}
     return sum(any(c in calls for c in group) for group in operations) / len(operations)
 
 
