@@ -7,11 +7,8 @@ read the same facts:
 - values (D1): the claim's distinctive numbers found in executable code or config, found only in
   comments/docs/tests, bound to a name related to the claim, or a related name bound to a
   different value (mismatch);
-- terms and operations (D2): weighted share of the claim's terms on executable lines, in the best
-  8-line window, and inside the best single function, and whether that function is a stub; the
-  formula's subscripted symbols (`W_O`, `s_z`) held by variables of that name;
-- parts (all dimensions): each clause or step of the claim checked on its own (present in code,
-  covered by its own best function), since one missing part makes a verdict "partial";
+- terms (D2): weighted share of the claim's terms on executable lines, in the best 8-line
+  window, and inside the best single function, and whether that function is a stub;
 - protocol objects (D3): named datasets, baselines and metrics found in runnable code;
 - phases (D4): the named steps mapped to functions, and whether the static call order from the
   entry points follows the stated order;
@@ -36,13 +33,12 @@ from sabench.verifiers.official_search import OfficialSearch
 from sabench.verifiers.shown import PaperTerms, ShownWindows, in_repo_code, shown_windows
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.stubs import PLACEHOLDER
-from sabench.verifiers.terms import GREEK, term_set
+from sabench.verifiers.terms import term_set
 from sabench.verifiers.types import Evidence, EvidenceKind
 
 _EXTERNAL = re.compile(
     r"\b(?:pre-?trained|checkpoint|weights|human (?:evaluation|raters|study)|API|GPT-?4|"
     r"Stable Diffusion|LLaMA|Llama|CLIP|Mistral|Qwen|SAM|A100|H100|GPU|TPU|hours|days)\b")
-_GREEK_NAMES_TABLE = str.maketrans({ch: name for ch, name in GREEK.items() if ch.isalpha()})
 _NOT_ALNUM = re.compile(r"[^a-z0-9|]")
 _STEP_SPLIT = re.compile(r"(?:Step|Phase|Stage)\s*\d+[a-z]?\s*[—:\-–)]|→|->|\(\d+\)|\b\d\)\s|;\s")
 
@@ -74,28 +70,15 @@ class ClaimCheck(BaseModel):
     term_coverage: float = 0.0
     any_coverage: float = 0.0
     window_coverage: float = 0.0
-    window_numbers: float = 0.0
-    window_executable: float = 0.0
-    evidence_coverage: float = 0.0
-    evidence_numbers: float = 0.0
-    function_size: int = 0
-    operations: int = 0
-    operations_in_function: int = 0
     function: str | None = None
     function_coverage: float = 0.0
     function_stub: str | None = None
     placeholder_near: bool = False
     entities: list[str] = []
     entities_in_code: list[str] = []
-    entities_docs_only: list[str] = []
     phases: int = 0
     phases_found: list[str] = []
     phase_order: float | None = None
-    parts: int = 0
-    parts_in_code: int = 0
-    parts_function_coverage: float = 0.0
-    symbols: list[str] = []
-    symbols_in_code: list[str] = []
     external: bool = False
     # What the official judge would see (`official_search`): the gate that gives 0 without
     # the LLM (None: the LLM judges), the two code/config windows it is shown (`shown`), and
@@ -164,25 +147,6 @@ class _RepoView:
                                   if role in ("code", "config")))
 
     @cached_property
-    def identifiers(self) -> set[str]:
-        """Lower-case identifiers on executable lines, with each `_`-suffix (`attn_w_o` also
-        gives `w_o` and `o`), so a formula symbol matches the variable that holds it."""
-        out: set[str] = set()
-        for entry in self.index.files.values():
-            if entry.kind == EvidenceKind.TEST:
-                continue
-            for line, role in zip(entry.lines, entry.roles, strict=True):
-                if role in ("code", "config"):
-                    out.update(_IDENT.findall(line.lower()))
-        suffixes = {ident[i + 1:] for ident in out for i, ch in enumerate(ident) if ch == "_"}
-        return out | suffixes
-
-    @cached_property
-    def compact_all(self) -> str:
-        return _compact("\n".join(line for entry in self.index.files.values()
-                                  for line in entry.lines))
-
-    @cached_property
     def functions(self) -> list[tuple[Definition, frozenset[str]]]:
         """Each non-test function with the terms on its executable lines."""
         out = []
@@ -197,12 +161,6 @@ class _RepoView:
                     found |= per_line[no - 1]
             out.append((d, frozenset(found)))
         return out
-
-    def function_terms(self, d: Definition) -> frozenset[str]:
-        for other, found in self.functions:
-            if other is d:
-                return found
-        return frozenset()
 
     @cached_property
     def term_functions(self) -> dict[str, np.ndarray]:
@@ -274,12 +232,6 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8,
     phases, found, order = check_phases(rv, claim) if claim.dimension == Dimension.D4 else (
         0, [], None)
     top = windows[0] if windows else None
-    seen_terms = set().union(*(w.terms for w in windows[:3])) if windows else set()
-    seen_numbers = set().union(*(w.numbers for w in windows[:3])) if windows else set()
-    ops = _operations(claim.text)
-    body = rv.function_terms(function) if function else frozenset()
-    n_parts, parts_code, parts_function = check_parts(rv, query.weights, claim.text)
-    symbols = formula_symbols(claim.text)
     return ClaimCheck(
         claim_id=claim.id, dimension=claim.dimension, claim_chars=len(claim.text), numbers=nums,
         numbers_in_code=in_code,
@@ -288,21 +240,11 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8,
         term_coverage=_share(query.weights, rv.code_terms),
         any_coverage=_share(query.weights, rv.any_terms),
         window_coverage=_share(query.weights, top.terms) if top else 0.0,
-        window_numbers=len(top.numbers) / len(nums) if top and nums else 0.0,
-        window_executable=top.executable_share if top else 0.0,
         function=function.qualname if function else None, function_coverage=coverage,
         function_stub=function.stub if function else None,
-        evidence_coverage=_share(query.weights, seen_terms),
-        evidence_numbers=len(seen_numbers) / len(nums) if nums else 0.0,
-        function_size=_executable_size(index, function) if function else 0,
-        operations=len(ops), operations_in_function=len(ops & body),
         placeholder_near=_placeholder_near(index, windows[:3]),
         entities=entities, entities_in_code=ent_code,
-        entities_docs_only=[e for e in entities if e not in ent_code and _compact(e)
-                            and _compact(e) in rv.compact_all],
         phases=phases, phases_found=found, phase_order=order,
-        parts=n_parts, parts_in_code=parts_code, parts_function_coverage=parts_function,
-        symbols=symbols, symbols_in_code=[x for x in symbols if symbol_in_code(rv, x)],
         external=bool(_EXTERNAL.search(claim.text)),
         **official_view(index, claim, query, paper),
         evidence=[to_evidence(index, w) for w in windows])
@@ -325,25 +267,6 @@ def official_view(index: RepoIndex, claim: Claim, query: Query,
         "repo_terms": (sum(in_repo_code(index, t) for t in claim_terms) / len(claim_terms)
                        if claim_terms else 0.0),
     }
-
-
-_OPERATIONS = {
-    "exp", "log", "sqrt", "softmax", "sigmoid", "tanh", "relu", "gelu", "sum", "mean", "norm",
-    "clip", "clamp", "max", "min", "argmax", "kl", "entropy", "cross", "grad", "gradient",
-    "matmul", "dot", "cos", "sin", "abs", "pow", "var", "std", "detach", "stop", "cumsum",
-    "topk", "sort", "mask", "dropout", "concat", "cat", "interpolate", "conv", "attention",
-    "integral", "prod", "mse", "loss",
-}
-
-
-def _operations(text: str) -> set[str]:
-    """The mathematical operations a formula claim names (`√` → sqrt, `∑` → sum, `KL`, ...)."""
-    return term_set(text) & _OPERATIONS
-
-
-def _executable_size(index: RepoIndex, d: Definition) -> int:
-    roles = index.files[d.file].roles[d.start - 1:d.end]
-    return sum(role == "code" for role in roles)
 
 
 def best_function(rv: _RepoView, weights: dict[str, float]) -> tuple[Definition | None, float]:
@@ -433,68 +356,6 @@ def _placeholder_near(index: RepoIndex, windows: list[Window]) -> bool:
         if owner is not None and owner.stub:
             return True
     return False
-
-
-# --------------------------------------------------------------------- formula symbols
-_IDENT = re.compile(r"[a-z_][a-z0-9_]*")
-# A subscripted symbol of a formula: `W_O`, `s_z`, `h_{A}`, `\\sigma_t`, `β_1` (after Greek names).
-_SYMBOL = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z]{1,6})_\{?([A-Za-z0-9]{1,8})\}?(?![A-Za-z0-9(])")
-
-
-# Index subscripts (`x_i`, `h_t`, `x_0`): code writes them as loop variables, not names.
-_INDEX_SUBSCRIPTS = frozenset("ijklmnt012")
-
-
-def formula_symbols(text: str) -> list[str]:
-    """The subscripted symbols a formula claim names, as code would spell them (`w_o`);
-    index subscripts are left out."""
-    text = re.sub(r"\\([A-Za-z]+)", r"\1", text)
-    if not text.isascii():
-        text = text.translate(_GREEK_NAMES_TABLE)
-    found = [f"{base}_{sub}".lower() for base, sub in _SYMBOL.findall(text)
-             if sub.lower() not in _INDEX_SUBSCRIPTS]
-    return list(dict.fromkeys(found))
-
-
-def symbol_in_code(rv: _RepoView, symbol: str) -> bool:
-    """`w_o` is in code as `w_o`, `wo` or a name ending in `_w_o`."""
-    return symbol in rv.identifiers or symbol.replace("_", "") in rv.identifiers
-
-
-# --------------------------------------------------------------------- parts of a claim
-_PART_SPLIT = re.compile(r"(?<=[a-z0-9)\]])\.\s+|;\s*|,\s+(?:and\s+|then\s+|while\s+|where\s+)?|"
-                         r"\s+(?:and then|then|and|while|where|with)\s+|:\s+|→|->|\(\d+\)")
-# A part counts as present in code when this share of its (weighted) terms is on executable lines.
-_PART_PRESENT = 0.6
-
-
-def claim_parts(text: str) -> list[frozenset[str]]:
-    """The term sets of a claim's parts (clauses, list items, steps), each with two terms or more.
-
-    A judge marks a claim "partial" when one of its parts is missing, so parts are checked
-    one by one rather than pooled.
-    """
-    parts = [term_set(p) for p in _PART_SPLIT.split(text) if p]
-    return list(dict.fromkeys(p for p in parts if len(p) >= 2))
-
-
-def check_parts(rv: _RepoView, weights: dict[str, float], text: str) -> tuple[int, int, float]:
-    """(parts, parts whose terms are mostly in executable code, mean best-function coverage).
-
-    Each part gets its own best function, so a claim whose parts live in different functions
-    is not penalised, while a part no function covers pulls the mean down.
-    """
-    parts = claim_parts(text)
-    in_code, covered = 0, []
-    for part in parts:
-        sub = {t: weights[t] for t in sorted(part) if t in weights}
-        if not sub:
-            covered.append(0.0)
-            continue
-        if _share(sub, rv.code_terms) >= _PART_PRESENT:
-            in_code += 1
-        covered.append(function_match(rv, sub)[1])
-    return len(parts), in_code, math.fsum(covered) / len(parts) if parts else 0.0
 
 
 # --------------------------------------------------------------------- D4 phases

@@ -8,9 +8,7 @@ import pytest
 
 from sabench.verifiers.checks import (
     check_claim,
-    claim_parts,
     claim_steps,
-    formula_symbols,
     static_call_order,
 )
 from sabench.verifiers.index import RepoIndex
@@ -156,37 +154,3 @@ def test_empty_repository_checks(tmp_path: Path) -> None:
     empty = RepoIndex.build(tmp_path)
     check = check_claim(empty, claim(Dimension.D1, "lr 3e-4"))
     assert check.evidence == [] and check.term_coverage == 0 and check.numbers_in_code == []
-
-
-def test_claim_parts_split_clauses_and_steps() -> None:
-    parts = claim_parts("The loss is the KL divergence between p and q; gradients are "
-                        "normalized by the batch size → weights are averaged.")
-    assert len(parts) == 3
-    assert {"divergence", "kl"} <= parts[0] and {"gradient", "batch"} <= parts[1]
-    assert {"weight", "averag"} <= parts[2]
-    assert claim_parts("Adam") == []  # one term: no part worth checking alone
-
-
-def test_parts_present_and_missing(index: RepoIndex) -> None:
-    both = check_claim(index, claim(
-        Dimension.D2, "Sample trajectories from the model; solve the adjoint backwards"))
-    assert both.parts == 2 and both.parts_in_code == 2
-    half = check_claim(index, claim(
-        Dimension.D2, "Sample trajectories from the model; distill the student network"))
-    assert half.parts == 2 and half.parts_in_code == 1
-    # The missing part pulls the per-part function coverage below the present one's.
-    assert half.parts_function_coverage < both.parts_function_coverage
-
-
-def test_formula_symbols_as_code_spells_them() -> None:
-    text = r"O = MultiHead(Q, K, V) W_O; z = z ⊙ s_z; r_{da} = \lambda_{a} x_i + β_0 h_t"
-    assert formula_symbols(text) == ["w_o", "s_z", "r_da", "lambda_a"]
-    assert formula_symbols("the learning_rate of the optimizer") == []  # a word, not a symbol
-    assert formula_symbols("f(x_i) = x_{i+1} - x_0") == []  # index subscripts only
-
-
-def test_formula_symbols_found_in_code(index: RepoIndex) -> None:
-    check = check_claim(index, claim(
-        Dimension.D2, "Output projection O = H W_O scaled element-wise by s_z, then g_v"))
-    assert check.symbols == ["w_o", "s_z", "g_v"]
-    assert check.symbols_in_code == ["w_o", "s_z"]  # `attn_w_o` holds W_O; no `g_v` anywhere
