@@ -148,11 +148,11 @@ def line_weights(index: RepoIndex, query: Query) -> np.ndarray:
     """Per global line: factor × (weights of the query terms + number weight per number)."""
     raw = np.zeros(index.n_global + WINDOW, dtype=np.float64)
     for term, weight in query.weights.items():
-        ids = index.term_ids.get(term)
+        ids = index.term_ids(term)
         if ids is not None:
             raw[ids] += weight
     for num in query.numbers:
-        ids = index.number_ids.get(num.key)
+        ids = index.number_ids(num.key)
         if ids is not None:
             raw[ids] += _NUMBER_WEIGHT
     return raw * factor_array(index, query.claim.dimension)

@@ -117,8 +117,8 @@ class RepoIndex:
     line_terms: dict[str, list[frozenset[str]]] = field(default_factory=dict)
     line_numbers: dict[str, list[frozenset[str]]] = field(default_factory=dict)
     line_offset: dict[str, int] = field(default_factory=dict)
-    term_ids: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
-    number_ids: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _term_ids: dict[str, np.ndarray | None] = field(default_factory=dict, repr=False)
+    _number_ids: dict[str, np.ndarray | None] = field(default_factory=dict, repr=False)
     global_file: list[str] = field(default_factory=list, repr=False)
     n_global: int = 0
     _owners: dict[str, list[Definition | None]] = field(default_factory=dict, repr=False)
@@ -240,16 +240,28 @@ class RepoIndex:
             self.line_offset[rel] = offset
             offset += len(entry.lines) + _GAP
         self.n_global = offset
-        self.term_ids = {t: self._ids(where) for t, where in self.term_lines.items()}
-        self.number_ids = {k: self._ids(where) for k, where in self.number_lines.items()}
         self.global_file = [""] * offset
         for rel, entry in self.files.items():
             start = self.line_offset[rel]
             self.global_file[start:start + len(entry.lines)] = [rel] * len(entry.lines)
 
-    def _ids(self, where: list[tuple[str, int]]) -> np.ndarray:
-        return np.unique(np.fromiter((self.line_offset[f] + n - 1 for f, n in where),
-                                     dtype=np.int64, count=len(where)))
+    def term_ids(self, term: str) -> np.ndarray | None:
+        """Sorted global line ids holding `term` (None when none does); built on first use,
+        since claims ask for a few hundred of a repository's thousands of terms."""
+        return self._global_ids(self._term_ids, self.term_lines, term)
+
+    def number_ids(self, key: str) -> np.ndarray | None:
+        """Sorted global line ids holding the number `key` (None when none does)."""
+        return self._global_ids(self._number_ids, self.number_lines, key)
+
+    def _global_ids(self, cache: dict[str, np.ndarray | None],
+                    lines: dict[str, list[tuple[str, int]]], key: str) -> np.ndarray | None:
+        if key not in cache:
+            where = lines.get(key)
+            cache[key] = None if where is None else np.unique(np.fromiter(
+                (self.line_offset[f] + n - 1 for f, n in where), dtype=np.int64,
+                count=len(where)))
+        return cache[key]
 
     def locate(self, gid: int) -> tuple[str, int]:
         """(file, 1-based line) of a global line id."""

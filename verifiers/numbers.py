@@ -95,11 +95,13 @@ def extract_numbers(text: str) -> list[Number]:
     """
     found: list[Number] = []
     taken: set[int] = set()
+    powers = "^" in text  # only a power `10^e` needs to know which characters numbers took
     for match in _NUMBER.finditer(text):
         value = _parse(match)
         if value is None:
             continue
-        taken.update(range(match.start(), match.end()))
+        if powers:
+            taken.update(range(match.start(), match.end()))
         pct = bool(match.group("pct"))
         found.append(Number(value, match.group(0).strip(), match.start(), pct))
         if pct:
@@ -108,12 +110,12 @@ def extract_numbers(text: str) -> list[Number]:
             # `128,256,512` in code is a list, not a thousands-grouped number: keep both.
             found.extend(Number(float(part), part, match.start())
                          for part in match.group("mant").split(","))
-    for match in _POWER.finditer(text):
+    for match in _POWER.finditer(text) if powers else ():
         if match.start() in taken and not _starts_with_ten(match, text, taken):
             continue
         found.append(Number(10.0 ** int(match.group(1).replace("−", "-")), match.group(0),
                             match.start()))
-    for match in _FRACTION.finditer(text):
+    for match in _FRACTION.finditer(text) if "/" in text else ():
         den = float(match.group(2))
         if den:
             found.append(Number(float(match.group(1)) / den, match.group(0), match.start()))
