@@ -281,6 +281,13 @@ def _owner_table(index: RepoIndex, file: str) -> list[Definition | None]:
 
 
 # --------------------------------------------------------------------- python visitor
+# Nodes with nothing below them that the visitor records: names, constants, contexts and
+# operators (about half of all nodes), skipped rather than visited.
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.alias,
+                     *(cls for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+                       for cls in base.__subclasses__())})
+
+
 class _PythonVisitor(ast.NodeVisitor):
     """Collects definitions, calls, assignments, imports and docstring lines of one file."""
 
@@ -309,9 +316,9 @@ class _PythonVisitor(ast.NodeVisitor):
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if isinstance(item, ast.AST) and type(item) not in _LEAVES:
                         self.visit(item)
-            elif isinstance(value, ast.AST):
+            elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
                 self.visit(value)
 
     def _mark_docstring(self, body: list[ast.stmt]) -> None:

@@ -1,7 +1,8 @@
 """Offline scoring speed on the 240 development runs: prints one JSON object.
 
 Figures: median and 90th-percentile seconds per repository (index + checks + verdicts, one
-process), total wall seconds for all runs with 2 worker processes, and peak resident memory.
+process), total wall seconds for all runs with 2 worker processes, peak resident memory, and
+the machine's speed at the time (`reference_cpu_seconds`, lower is faster).
 Uses $SABENCH_RUNS_ROOT when set (a folder made by ../shared/sabench/unpack.sh), else unpacks
 the runs into a temporary folder first (not timed).
 """
@@ -17,7 +18,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from measure import DATA_DIR, runs_root
+from measure import DATA_DIR, reference_cpu_seconds, runs_root
 
 from sabench.benchmark.calibrate import read_runs
 from sabench.benchmark.dataset import load_papers
@@ -57,6 +58,7 @@ def measure(root: Path) -> dict:
         "total_seconds_2_workers": round(total, 2),
         "peak_rss_mb": round(peak_kb / 1024, 1),
         "load_average_1min": round(os.getloadavg()[0], 2),
+        "reference_cpu_seconds": reference_cpu_seconds(),
     }
 
 

@@ -20,6 +20,27 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("SABENCH_DATA_DIR") or REPO_ROOT.parent / "shared" / "sabench")
 
 
+def reference_cpu_seconds(repeats: int = 5) -> float:
+    """CPU seconds of a fixed pure-Python workload (dicts, sets, strings, a regex), best of
+    `repeats`: the speed of this machine right now, printed beside timings so that figures
+    taken on different days can be compared (the shared machines drift by up to 1.6x)."""
+    import re
+
+    word = re.compile(r"[a-z_]+")
+    text = " ".join(f"name_{i % 97} = value_{i % 89} + {i}" for i in range(4000))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        counts: dict[str, int] = {}
+        for _ in range(20):
+            for token in word.findall(text):
+                counts[token] = counts.get(token, 0) + 1
+            seen = {line.lower() for line in text.split("+")}
+            counts["_"] = len(seen) + text.find("name_96 = value_88")
+        best = min(best, time.process_time() - start)
+    return round(best, 4)
+
+
 @contextmanager
 def runs_root() -> Iterator[Path]:
     """$SABENCH_RUNS_ROOT when set (a folder made by unpack.sh), else the development runs
