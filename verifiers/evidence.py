@@ -186,41 +186,50 @@ def rank_windows(index: RepoIndex, query: Query, shortlist: int = 16) -> list[Wi
     nonzero = np.flatnonzero(sums > 0)
     if len(nonzero) > shortlist:
         nonzero = nonzero[np.argpartition(-sums[nonzero], shortlist)[:shortlist]]
-    windows = [_score_window(index, query, int(starts[i])) for i in nonzero]
+    scorer = _WindowScorer(index, query)
+    windows = [scorer.score(int(starts[i])) for i in nonzero]
     windows.sort(key=lambda w: (-w.score, w.file, w.start))
     return windows
 
 
-def _score_window(index: RepoIndex, query: Query, gid: int) -> Window:
-    file, start = index.locate(gid)
-    entry = index.files[file]
-    end = min(len(entry.lines), start + WINDOW - 1)
-    wanted_numbers = {n.key for n in query.numbers}
-    best_term: dict[str, float] = {}
-    best_num: dict[str, float] = {}
-    dim = query.claim.dimension
-    factors = factor_array(index, dim)
-    line_terms, line_numbers = index.line_terms[file], index.line_numbers[file]
-    keys = query.weights.keys()
-    for line in range(start, end + 1):
-        found = keys & line_terms[line - 1]
-        numbers = wanted_numbers & line_numbers[line - 1] if wanted_numbers else ()
-        if not found and not numbers:
-            continue
-        factor = factors[gid + line - start]
-        for term in found:
-            best_term[term] = max(best_term.get(term, 0.0), factor * query.weights[term])
-        for key in numbers:
-            best_num[key] = max(best_num.get(key, 0.0), factor * _NUMBER_WEIGHT)
-    roles = entry.roles[start - 1:end]
-    executable = sum(r in ("code", "config") for r in roles) / max(1, len(roles))
-    score = math.fsum(best_term.values()) / query.total_weight + math.fsum(best_num.values()) / max(
-        1, len(query.numbers)) / _NUMBER_WEIGHT
-    if dim == Dimension.D2:
-        owner = index.enclosing(file, start + 2)
-        if owner is not None and owner.stub:
-            score *= 0.6
-    return Window(file, start, end, score, set(best_term), set(best_num), executable)
+class _WindowScorer:
+    """Scores windows for one query (what all its windows share is computed once)."""
+
+    def __init__(self, index: RepoIndex, query: Query) -> None:
+        self.index, self.query = index, query
+        self.terms = frozenset(query.weights)
+        self.numbers = frozenset(n.key for n in query.numbers)
+        self.factors = factor_array(index, query.claim.dimension)
+
+    def score(self, gid: int) -> Window:
+        """The window starting at global line `gid`: each term and number counted once, at
+        its best line factor."""
+        index, query = self.index, self.query
+        file, start = index.locate(gid)
+        entry = index.files[file]
+        end = min(len(entry.lines), start + WINDOW - 1)
+        best_term: dict[str, float] = {}
+        best_num: dict[str, float] = {}
+        line_terms, line_numbers = index.line_terms[file], index.line_numbers[file]
+        for line in range(start, end + 1):
+            found = self.terms & line_terms[line - 1]
+            numbers = self.numbers & line_numbers[line - 1] if self.numbers else ()
+            if not found and not numbers:
+                continue
+            factor = self.factors[gid + line - start]
+            for term in found:
+                best_term[term] = max(best_term.get(term, 0.0), factor * query.weights[term])
+            for key in numbers:
+                best_num[key] = max(best_num.get(key, 0.0), factor * _NUMBER_WEIGHT)
+        roles = entry.roles[start - 1:end]
+        executable = sum(r in ("code", "config") for r in roles) / max(1, len(roles))
+        score = math.fsum(best_term.values()) / query.total_weight + math.fsum(
+            best_num.values()) / max(1, len(query.numbers)) / _NUMBER_WEIGHT
+        if query.claim.dimension == Dimension.D2:
+            owner = index.enclosing(file, start + 2)
+            if owner is not None and owner.stub:
+                score *= 0.6
+        return Window(file, start, end, score, set(best_term), set(best_num), executable)
 
 
 def select(windows: list[Window], k: int, per_file: int = 3) -> list[Window]:
