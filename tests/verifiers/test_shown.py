@@ -61,6 +61,17 @@ def test_title_and_operations_count_only_executable_code(index: RepoIndex) -> No
     assert comment.title_terms == 0.0 and comment.operations == 0.0 and comment.terms > 0.5
 
 
+def test_operations_seen_across_the_two_windows(index: RepoIndex) -> None:
+    claim = "Attention weights are the softmax of the scores"
+    # The call is split between the windows: `torch.softmax` ends one, `(scores)` opens the next.
+    split = [item("a.py", "weights = torch.softmax"), item("b.py", "(scores, dim=-1)")]
+    assert shown_windows(index, claim, split).operations == 1.0
+    apart = [item("a.py", "weights = softmax_table"), item("b.py", "scores = scores - 1")]
+    assert shown_windows(index, claim, apart).operations == 0.0  # named, never called
+    second = [item("a.py", "scores = q @ k.T"), item("b.py", "w = F.softmax(scores, -1)")]
+    assert shown_windows(index, claim, second).operations == 1.0
+
+
 def test_stubs_and_same_file(index: RepoIndex) -> None:
     shown = [item("entropy.py", STUB), item("entropy.py", STUB, start=9)]
     facts = shown_windows(index, "Attention entropy of the scores", shown)
