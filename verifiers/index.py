@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -452,7 +453,7 @@ def parse_tolerant(text: str) -> tuple[ast.Module | None, str | None]:
         message when the file as a whole does not parse.
     """
     try:
-        return ast.parse(text), None
+        return _parse(text), None
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         error = f"{type(exc).__name__}: {exc}"[:200]
         lineno = getattr(exc, "lineno", None)
@@ -460,10 +461,19 @@ def parse_tolerant(text: str) -> tuple[ast.Module | None, str | None]:
     unfenced = _FENCE.sub("", text)
     for attempt in (unfenced, _cut(unfenced, lineno)):
         try:
-            return ast.parse(attempt), error
+            return _parse(attempt), error
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             lineno = getattr(exc, "lineno", None)
     return (_try(_cut(unfenced, lineno)), error)
+
+
+def _parse(text: str) -> ast.Module:
+    """`ast.parse` without the warnings the scored code earns (invalid escape sequences and
+    the like): they are the repository's business, not lines on the user's console."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(text)
 
 
 def _cut(text: str, lineno: int | None) -> str:
@@ -474,7 +484,7 @@ def _cut(text: str, lineno: int | None) -> str:
 
 def _try(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return _parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

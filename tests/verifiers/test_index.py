@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,12 @@ def test_empty_repository(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     index = RepoIndex.build(tmp_path / "empty")
     assert index.files == {} and index.executable_lines() == 0
+
+
+def test_warnings_of_the_scored_code_stay_quiet(tmp_path: Path) -> None:
+    (tmp_path / "paths.py").write_text('PATTERN = "C:\\home\\data"  # invalid escapes\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning the parse let through would fail here
+        index = RepoIndex.build(tmp_path)
+    assert index.files["paths.py"].parse_error is None
+    assert [a.name for a in index.assignments] == ["PATTERN"]
