@@ -134,7 +134,8 @@ def _expected_spearman(rows: list[RunRows],
 def run_agreement(runs_root: Path, papers_dir: Path, judge: str = "offline",
                   folds: int | None = None, jobs: int | None = None,
                   calibration: Calibration | None = None, papers: list[str] | None = None,
-                  base_url: str | None = None) -> dict[str, Any]:
+                  base_url: str | None = None,
+                  judge_options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Score the complete runs of `runs_root` with `judge` and compare with the official scores.
 
     Args:
@@ -146,6 +147,9 @@ def run_agreement(runs_root: Path, papers_dir: Path, judge: str = "offline",
         calibration: offline calibration to use (default: the committed one).
         papers: only the runs of these papers (a subset, e.g. for tests).
         base_url: server URL for openai-compatible LLM judges.
+        judge_options: options for judges other than `offline` (`threshold`, `evidence`, as
+            `sabench score` takes them); a hybrid judge's offline part emulates each run's own
+            official judge, as the offline judge does.
     """
     all_runs = read_runs(runs_root)
     if papers is not None:
@@ -162,7 +166,9 @@ def run_agreement(runs_root: Path, papers_dir: Path, judge: str = "offline",
                 offline.add(rr, calibration or default_calibration())
         result = agreement_from_predictions(rows, offline.levels, offline.expected)
     else:
-        result = agreement_from_predictions(rows, _other_judge(rows, specs, judge, base_url))
+        scores, errors = _other_judge(rows, specs, judge, base_url, judge_options or {})
+        result = agreement_from_predictions(rows, scores)
+        result["claim_errors"] = errors
     result.update(excluded_incomplete=len(all_runs) - len(runs), judge=judge,
                   evaluation=f"leave-papers-out, {folds} folds" if folds and judge == "offline"
                   else "committed calibration (fitted on these runs)" if judge == "offline"
@@ -170,15 +176,23 @@ def run_agreement(runs_root: Path, papers_dir: Path, judge: str = "offline",
     return result
 
 
-def _other_judge(rows: list[RunRows], specs: dict, judge: str,
-                 base_url: str | None) -> dict[tuple[str, str], dict[str, float]]:
+def _other_judge(rows: list[RunRows], specs: dict, judge: str, base_url: str | None,
+                 options: dict[str, Any]) -> tuple[dict[tuple[str, str], dict[str, float]], int]:
+    """Each run's claim scores by `judge`, and how many claims it failed to judge (errors are
+    left out of the figures and counted, never scored 0)."""
     from sabench.benchmark.scoring import make_judge
 
-    out = {}
+    judges: dict[str, Any] = {}  # one judge per emulated official judge
+    out, errors = {}, 0
     for rr in rows:
-        chosen = (OfflineJudge(emulate=rr.run.judge_model) if judge.startswith("offline")
-                  else make_judge(judge, base_url))
-        score = chosen.score(specs[rr.run.paper_id], rr.run.repo)
-        out[(rr.run.config, rr.run.paper_id)] = {v.id: v.score for _, v in score.verdicts()
+        known = rr.run.judge_model in default_calibration().cutpoints
+        emulate = rr.run.judge_model if known else None  # else the default (stricter) judge
+        if emulate not in judges:
+            judges[emulate] = (OfflineJudge(emulate=emulate) if judge.startswith("offline")
+                               else make_judge(judge, base_url, emulate=emulate, **options))
+        score = judges[emulate].score(specs[rr.run.paper_id], rr.run.repo)
+        verdicts = [v for _, v in score.verdicts()]
+        errors += sum(v.score is None for v in verdicts)
+        out[(rr.run.config, rr.run.paper_id)] = {v.id: v.score for v in verdicts
                                                  if v.score is not None}
-    return out
+    return out, errors

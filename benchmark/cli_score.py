@@ -65,7 +65,7 @@ def score(
 
     spec = paper_spec(papers, paper)
     recorder = UsageRecorder()
-    chosen = make_judge(judge, base_url, recorder=recorder, **_judge_options(emulate, threshold,
+    chosen = make_judge(judge, base_url, recorder=recorder, **judge_options(emulate, threshold,
                                                                      evidence))
     if estimate_only:
         sys.stdout.write(json.dumps(estimate(spec, repo, chosen), indent=1) + "\n")
@@ -85,8 +85,9 @@ def score(
     console.print(f"wrote {out}")
 
 
-def _judge_options(emulate: str | None, threshold: float | None,
-                   evidence: str | None = None) -> dict[str, object]:
+def judge_options(emulate: str | None, threshold: float | None,
+                  evidence: str | None = None) -> dict[str, object]:
+    """The judge options the CLI was given (options a judge kind does not take are ignored)."""
     options: dict[str, object] = {"emulate": emulate} if emulate else {}
     if threshold is not None:
         options["threshold"] = threshold
@@ -136,7 +137,7 @@ def score_runs_command(
 
         summary = score_runs(runs_root, papers, judge, out, jobs=jobs, base_url=base_url,
                              on_done=done, on_total=lambda n: progress.update(task, total=n),
-                             judge_options=_judge_options(emulate, threshold, evidence))
+                             judge_options=judge_options(emulate, threshold, evidence))
     _report(summary, out, as_json)
     if summary.count("failed"):
         raise typer.Exit(1)

@@ -11,6 +11,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from sabench.benchmark.cli_score import EvidenceOption, ThresholdOption, judge_options
+
 console = Console(stderr=True)
 
 RunsRootArg = Annotated[Path, typer.Argument(
@@ -58,19 +60,25 @@ def agreement(
     jobs: JobsOption = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     base_url: Annotated[str | None, typer.Option("--base-url", envvar="OPENAI_BASE_URL")] = None,
+    threshold: ThresholdOption = None,
+    evidence: EvidenceOption = None,
 ) -> None:
-    """Score the complete runs of RUNS_ROOT with a judge and compare with the official scores."""
+    """Score the complete runs of RUNS_ROOT with a judge and compare with the official scores.
+
+    Offline and hybrid judges emulate each run's own official judge (its `judge_model`)."""
     from sabench.benchmark.agreement import run_agreement
 
     result = run_agreement(runs_root, papers, judge, folds or None, jobs or None,
-                           base_url=base_url)
+                           base_url=base_url,
+                           judge_options=judge_options(None, threshold, evidence))
     if as_json:
         sys.stdout.write(json.dumps(result, indent=1) + "\n")
         return
     for key in ("n_runs", "n_claims", "excluded_incomplete", "run_spearman", "claim_spearman",
                 "claim_mae", "config_kendall", "config_mae", "per_dimension", "fail_recall",
-                "fail_precision", "evaluation"):
-        console.print(f"{key:20s} {result[key]}", highlight=False)
+                "fail_precision", "claim_errors", "evaluation"):
+        if key in result:
+            console.print(f"{key:20s} {result[key]}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -27,8 +27,10 @@ from sabench.benchmark.calibrate import (
     predict,
     read_runs,
 )
-from sabench.verifiers.offline import FEATURES, Calibration
-from sabench.verifiers.spec import Dimension
+from sabench.benchmark.scoring import JUDGE_KINDS, JudgeRequest
+from sabench.verifiers.offline import FEATURES, Calibration, OfflineJudge
+from sabench.verifiers.spec import Dimension, PaperSpec
+from sabench.verifiers.types import ClaimVerdict, PaperScore
 
 
 @pytest.fixture(scope="session")
@@ -96,6 +98,44 @@ def test_agreement_cli_json(small_root: Path, papers_dir: Path) -> None:
     for key in ("n_claims", "run_spearman", "claim_spearman", "claim_mae", "config_kendall",
                 "config_mae", "per_dimension", "fail_recall", "fail_precision"):
         assert key in result
+
+
+class _FailsOneClaim:
+    """The offline judge, except that judging each run's first claim fails."""
+
+    def __init__(self, emulate: str | None) -> None:
+        self.inner = OfflineJudge(emulate=emulate)
+
+    def score(self, spec: PaperSpec, repo: Path) -> PaperScore:
+        verdicts: dict[Dimension, list] = {}
+        for i, (dim, verdict) in enumerate(self.inner.score(spec, repo).verdicts()):
+            if i == 0:
+                verdict = ClaimVerdict(id=verdict.id, score=None, error="model reply invalid")
+            verdicts.setdefault(dim, []).append(verdict)
+        return PaperScore.of(spec.paper_id, verdicts)
+
+
+@pytest.mark.dataset
+def test_agreement_of_another_judge_gets_its_options_and_counts_its_errors(
+        small_root: Path, papers_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    requests: list[dict] = []
+
+    def failing_kind(request: JudgeRequest) -> _FailsOneClaim:
+        requests.append(dict(request.options))
+        return _FailsOneClaim(request.options.get("emulate"))
+
+    monkeypatch.setitem(JUDGE_KINDS, "failing", failing_kind)
+    result = run_agreement(small_root, papers_dir, judge="failing", jobs=1,
+                           judge_options={"threshold": 0.3, "evidence": "official"})
+    runs = [r for r in read_runs(small_root) if r.complete]
+    # One judge per official judge emulated, each given the options.
+    assert sorted(r["emulate"] for r in requests) == sorted({r.judge_model for r in runs})
+    assert all(r["threshold"] == 0.3 and r["evidence"] == "official" for r in requests)
+    # A failed claim is counted and left out, never scored 0.
+    offline = run_agreement(small_root, papers_dir, jobs=1)
+    assert result["claim_errors"] == len(runs) == result["n_runs"]
+    assert result["n_claims"] == offline["n_claims"] - len(runs)
+    assert "claim_errors" not in offline
 
 
 @pytest.mark.dataset
