@@ -182,7 +182,7 @@ def _other_judge(rows: list[RunRows], specs: dict, judge: str, base_url: str | N
     left out of the figures and counted, never scored 0)."""
     from sabench.benchmark.scoring import make_judge
 
-    judges: dict[str, Any] = {}  # one judge per emulated official judge
+    judges: dict[str | None, Any] = {}  # one judge per emulated official judge
     out, errors = {}, 0
     for rr in rows:
         known = rr.run.judge_model in default_calibration().cutpoints
