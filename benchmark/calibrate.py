@@ -24,7 +24,7 @@ from scipy.optimize import minimize
 
 from sabench.benchmark.dataset import load_papers
 from sabench.verifiers.checks import check_claim
-from sabench.verifiers.index import RepoIndex
+from sabench.verifiers.index import RepoIndex, cycle_collection_paused
 from sabench.verifiers.judge import check_repository
 from sabench.verifiers.offline import (
     FEATURES,
@@ -112,16 +112,18 @@ def run_rows(run: RunRef, spec: PaperSpec, k: int = 8) -> RunRows:
     """Index one run, check every claim, and pair the features with the official scores."""
     official = PaperScore.load(run.official) if run.official.exists() else None
     scores = {v.id: v.score for _, v in official.verdicts()} if official else {}
-    index = RepoIndex.build(check_repository(run.repo))
     rows = RunRows(run=run, official_overall=official.overall_score if official else None,
                    official_dims={str(d): r.score for d, r in official.dimensions.items()
                                   if r.score is not None} if official else {})
     paper = PaperTerms.of([claim.text for claim in spec.claims])
-    for claim in spec.claims:
-        check = check_claim(index, claim, k, paper)
-        features = claim_features(check, len(spec.claims))
-        rows.claims.append(ClaimRow(claim.id, claim.dimension, features,
-                                    scores.get(claim.id)))
+    with cycle_collection_paused():
+        index = RepoIndex.build(check_repository(run.repo))
+        for claim in spec.claims:
+            check = check_claim(index, claim, k, paper)
+            features = claim_features(check, len(spec.claims))
+            rows.claims.append(ClaimRow(claim.id, claim.dimension, features,
+                                        scores.get(claim.id)))
+        index.release()
     return rows
 
 

@@ -7,7 +7,7 @@ read the same facts:
 - values (D1): the claim's distinctive numbers found in executable code or config, found only in
   comments/docs/tests, bound to a name related to the claim, or a related name bound to a
   different value (mismatch);
-- terms (D2): weighted share of the claim's terms on executable lines, in the best 8-line
+- terms (D2): weighted share of the claim's terms on executable lines, in the first evidence
   window, and inside the best single function, and whether that function is a stub;
 - protocol objects (D3): named datasets, baselines and metrics found in runnable code;
 - phases (D4): the named steps mapped to functions, and whether the static call order from the
@@ -27,9 +27,17 @@ from functools import cached_property
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from sabench.verifiers.evidence import Query, Window, make_query, rank_windows, select, to_evidence
+from sabench.verifiers.evidence import (
+    Query,
+    Window,
+    WindowScorer,
+    make_query,
+    rank_windows,
+    select,
+    to_evidence,
+)
 from sabench.verifiers.index import Definition, RepoIndex
-from sabench.verifiers.official_search import OfficialSearch
+from sabench.verifiers.official_search import OfficialSearch, SearchResult
 from sabench.verifiers.shown import PaperTerms, ShownWindows, in_repo_code, shown_windows
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.stubs import PLACEHOLDER
@@ -219,11 +227,15 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8,
         paper: term rarity among the claims of the claim's paper (default: this claim only).
 
     Returns:
-        A ClaimCheck; its `evidence` holds the top-k windows.
+        A ClaimCheck; its `evidence` holds the official search's kept windows (at most k).
     """
     rv = view(index)
     query = make_query(index, claim)
-    windows = select(rank_windows(index, query), k)
+    # The evidence is what the official search keeps: the windows the features describe, so
+    # the verdict cites what it rests on (`evidence.retrieve` ranks for the LLM judges).
+    result = official_search(index).collect(claim)
+    scorer = WindowScorer(index, query)
+    windows = [scorer.span(item.file, item.start, item.end) for item in result.items[:k]]
     nums = [n.key for n in query.numbers]
     in_code = [n for n in nums if n in rv.code_numbers]
     function, coverage = best_function(rv, query.weights)
@@ -232,7 +244,7 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8,
     phases, found, order = check_phases(rv, claim) if claim.dimension == Dimension.D4 else (
         0, [], None)
     top = windows[0] if windows else None
-    return ClaimCheck(
+    check = ClaimCheck(
         claim_id=claim.id, dimension=claim.dimension, claim_chars=len(claim.text), numbers=nums,
         numbers_in_code=in_code,
         numbers_docs_only=[n for n in nums if n not in rv.code_numbers and n in rv.any_numbers],
@@ -242,21 +254,30 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8,
         window_coverage=_share(query.weights, top.terms) if top else 0.0,
         function=function.qualname if function else None, function_coverage=coverage,
         function_stub=function.stub if function else None,
-        placeholder_near=_placeholder_near(index, windows[:3]),
+        placeholder_near=_placeholder_near(index, windows),
         entities=entities, entities_in_code=ent_code,
         phases=phases, phases_found=found, phase_order=order,
         external=bool(_EXTERNAL.search(claim.text)),
-        **official_view(index, claim, query, paper),
-        evidence=[to_evidence(index, w) for w in windows])
+        **official_view(index, claim, query, result, paper),
+        evidence=[to_evidence(index, w, f"official search, {item.relevance} query")
+                  for w, item in zip(windows, result.items, strict=False)])
+    if check.docs_tests_only:  # that search leaves docs and tests out: cite them from ours
+        ranked = select(rank_windows(index, query), k)
+        check = check.model_copy(update={"evidence": [to_evidence(index, w) for w in ranked]})
+    return check
 
 
-def official_view(index: RepoIndex, claim: Claim, query: Query,
-                  paper: PaperTerms | None = None) -> dict[str, object]:
-    """The ClaimCheck fields describing what the official judge would see for `claim`."""
+def official_search(index: RepoIndex) -> OfficialSearch:
+    """The official evidence search of the repository (built once, cached on the index)."""
     search = index.cache.get("official_search")
     if search is None:
         search = index.cache["official_search"] = OfficialSearch(index)
-    result = search.collect(claim)
+    return search
+
+
+def official_view(index: RepoIndex, claim: Claim, query: Query, result: SearchResult,
+                  paper: PaperTerms | None = None) -> dict[str, object]:
+    """The ClaimCheck fields describing what the official judge would see for `claim`."""
     # Per window (cached: the same windows come up for many claims), then united.
     kept_terms = set().union(*(term_set(item.snippet) for item in result.items))
     claim_terms = term_set(claim.text)

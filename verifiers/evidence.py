@@ -186,13 +186,13 @@ def rank_windows(index: RepoIndex, query: Query, shortlist: int = 16) -> list[Wi
     nonzero = np.flatnonzero(sums > 0)
     if len(nonzero) > shortlist:
         nonzero = nonzero[np.argpartition(-sums[nonzero], shortlist)[:shortlist]]
-    scorer = _WindowScorer(index, query)
+    scorer = WindowScorer(index, query)
     windows = [scorer.score(int(starts[i])) for i in nonzero]
     windows.sort(key=lambda w: (-w.score, w.file, w.start))
     return windows
 
 
-class _WindowScorer:
+class WindowScorer:
     """Scores windows for one query (what all its windows share is computed once)."""
 
     def __init__(self, index: RepoIndex, query: Query) -> None:
@@ -202,12 +202,17 @@ class _WindowScorer:
         self.factors = factor_array(index, query.claim.dimension)
 
     def score(self, gid: int) -> Window:
-        """The window starting at global line `gid`: each term and number counted once, at
-        its best line factor."""
+        """The window starting at global line `gid` (see `span`)."""
+        file, start = self.index.locate(gid)
+        return self.span(file, start, start + WINDOW - 1)
+
+    def span(self, file: str, start: int, end: int) -> Window:
+        """The window of lines `start`..`end` of `file` (cut at the file's end): each term and
+        number counted once, at its best line factor."""
         index, query = self.index, self.query
-        file, start = index.locate(gid)
         entry = index.files[file]
-        end = min(len(entry.lines), start + WINDOW - 1)
+        end = min(len(entry.lines), end)
+        gid = index.line_offset[file] + start - 1
         best_term: dict[str, float] = {}
         best_num: dict[str, float] = {}
         line_terms, line_numbers = index.line_terms[file], index.line_numbers[file]
@@ -247,10 +252,11 @@ def select(windows: list[Window], k: int, per_file: int = 3) -> list[Window]:
     return chosen
 
 
-def to_evidence(index: RepoIndex, window: Window) -> Evidence:
-    """An Evidence item for a window: file, lines, snippet, kind and why it matched."""
+def to_evidence(index: RepoIndex, window: Window, found_by: str = "") -> Evidence:
+    """An Evidence item for a window: file, lines, snippet, kind and why it matched (`found_by`
+    leads the reason when given)."""
     entry = index.files[window.file]
-    why = []
+    why = [found_by] if found_by else []
     if window.numbers:
         why.append("numbers " + ", ".join(sorted(window.numbers)))
     if window.terms:

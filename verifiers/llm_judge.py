@@ -423,26 +423,15 @@ class HybridJudge:
     def score(self, spec: PaperSpec, repo: Path) -> PaperScore:
         """Offline verdicts, with the unsure ones replaced by LLM verdicts."""
         root = check_repository(repo)
-        offline_score, provider = self._offline(spec, repo)
-        base = {v.id: v for _, v in offline_score.verdicts()}
+        base = {v.id: v for _, v in self.offline.score(spec, repo).verdicts()}
         unsure = [claim for claim in spec.claims if self.unsure(base[claim.id])]
-        if unsure and provider is None:
-            provider = self.llm.evidence(root)
-        judged = self.llm.judge_claims(spec, unsure, provider) if unsure else {}
+        # The LLM's own evidence: the offline judge cites the official search's windows, which
+        # need not be what this LLM judge is configured to read.
+        judged = (self.llm.judge_claims(spec, unsure, self.llm.evidence(root)) if unsure
+                  else {})
         verdicts = {cid: self._merge(base[cid], judged.get(cid)) for cid in base}
         return assemble(spec, verdicts, repo=repo, model=self.name,
                         llm_claims=len(unsure), offline_claims=len(base) - len(unsure))
-
-    def _offline(self, spec: PaperSpec,
-                 repo: Path) -> tuple[PaperScore, EvidenceProvider | None]:
-        """The offline score and, when the offline judge exposes its checks and the LLM judge
-        uses default retrieval, the evidence those checks already retrieved (no second index).
-        """
-        assess = getattr(self.offline, "assess", None)
-        if assess is None or not self.llm.uses_default_evidence:
-            return self.offline.score(spec, repo), None
-        score, checks = assess(spec, repo)
-        return score, lambda claim: list(checks[claim.id].evidence) if claim.id in checks else []
 
     def _merge(self, offline: ClaimVerdict, llm: ClaimVerdict | None) -> ClaimVerdict:
         if llm is None:

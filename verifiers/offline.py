@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from sabench.verifiers.checks import ClaimCheck, check_claim
-from sabench.verifiers.index import RepoIndex
+from sabench.verifiers.index import RepoIndex, cycle_collection_paused
 from sabench.verifiers.judge import check_repository
 from sabench.verifiers.shown import PaperTerms
 from sabench.verifiers.spec import Claim, Dimension, PaperSpec
@@ -207,10 +207,12 @@ class OfflineJudge:
     def assess(self, spec: PaperSpec, repo: Path) -> tuple[PaperScore, dict[str, ClaimCheck]]:
         """The paper score and the per-claim checks behind it (for taxonomy and repair)."""
         root = check_repository(repo)
-        index = RepoIndex.build(root)
-        paper = PaperTerms.of([claim.text for claim in spec.claims])
-        checks = {claim.id: check_claim(index, claim, self.k, paper) for claim in spec.claims}
-        verdicts = self.verdicts(spec.claims, checks)
+        with cycle_collection_paused():
+            index = RepoIndex.build(root)
+            paper = PaperTerms.of([claim.text for claim in spec.claims])
+            checks = {claim.id: check_claim(index, claim, self.k, paper) for claim in spec.claims}
+            verdicts = self.verdicts(spec.claims, checks)
+            index.release()
         notes = _index_notes(index)
         score = PaperScore.of(spec.paper_id, verdicts, repo_path=str(repo), model=self.name,
                               scored_at=_now(), **notes)
@@ -263,7 +265,7 @@ def reasoning(check: ClaimCheck) -> str:
     if check.value_mismatches and len(check.numbers_in_code) < len(check.numbers):
         m = check.value_mismatches[0]
         parts.append(f"related name {m.name}={m.found} at {m.file}:{m.line}")
-    parts.append(f"terms {check.term_coverage:.0%} in code, best window "
+    parts.append(f"terms {check.term_coverage:.0%} in code, first evidence window "
                  f"{check.window_coverage:.0%}")
     if check.function:
         parts.append(f"best function {check.function} ({check.function_coverage:.0%})")

@@ -212,3 +212,40 @@ def test_warnings_of_the_scored_code_stay_quiet(tmp_path: Path) -> None:
         index = RepoIndex.build(tmp_path)
     assert index.files["paths.py"].parse_error is None
     assert [a.name for a in index.assignments] == ["PATTERN"]
+
+
+def test_cycle_collection_is_paused_only_inside_and_always_restored() -> None:
+    import gc
+
+    from sabench.verifiers.index import cycle_collection_paused
+
+    assert gc.isenabled()
+    with cycle_collection_paused():
+        assert not gc.isenabled()
+        with cycle_collection_paused():  # nested: leaves the outer pause alone
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), cycle_collection_paused():
+        raise RuntimeError("scoring failed")
+    assert gc.isenabled()
+
+
+def test_released_index_is_freed_without_the_cycle_collector(repo: Path) -> None:
+    import gc
+    import weakref
+
+    from sabench.verifiers.checks import check_claim
+    from sabench.verifiers.spec import Claim, Dimension
+
+    index = RepoIndex.build(repo)
+    check_claim(index, Claim(id="p-D1-001", dimension=Dimension.D1, text="learning rate 3e-4"))
+    assert index.cache  # the official search (which refers back to the index) among others
+    index.release()
+    ref = weakref.ref(index)
+    gc.disable()
+    try:
+        del index
+        assert ref() is None  # freed by reference counting alone
+    finally:
+        gc.enable()

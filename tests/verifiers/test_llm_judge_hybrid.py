@@ -145,7 +145,11 @@ def test_real_offline_judge_routes_by_its_confidence(tmp_path: Path) -> None:
             assert verdict.score == 0.5 and verdict.judge == "llm:scripted-model"
         else:
             assert verdict == base[verdict.id].model_copy(update={"judge": offline.name})
-    # the evidence shown to the model is what the offline checks retrieved
+    # the model reads the LLM judge's own (ranked) retrieval, not the offline judge's citations
+    from sabench.verifiers.evidence import retrieve
+    from sabench.verifiers.index import RepoIndex
+
     request = str(model.received[0][-1].content)
-    for ref in base[unsure[0]].evidence_refs:
-        assert f"{ref} (" in request
+    claim = next(c for c in SPEC.claims if c.id == unsure[0])
+    ranked = [e.ref for e in retrieve(RepoIndex.build(repo), claim)]
+    assert ranked and all(f"{ref} (" in request for ref in ranked)
