@@ -440,12 +440,11 @@ def rank_scores(ct: _ClaimTerms, items: list[tuple[_Window, str]]) -> list[int]:
     joined text, found positions mapped back to windows) rather than term by window.
     """
     texts = _Joined([w.haystack for w, _ in items])
-    names = _Joined([w.basename for w, _ in items])
     terms, numbers = texts.holding(ct.terms), texts.holding(ct.numbers)
     math = texts.holding(ct.math)
-    in_name = names.holding(ct.terms)
+    in_name = {name: sum(t in name for t in ct.terms) for name in {w.basename for w, _ in items}}
     return [w.base_score + _RANK_BONUS.get(relevance, 2) + min(40, 4 * terms[i])
-            + min(24, 6 * numbers[i]) + min(30, 5 * math[i]) + min(20, 5 * in_name[i])
+            + min(24, 6 * numbers[i]) + min(30, 5 * math[i]) + min(20, 5 * in_name[w.basename])
             for i, (w, relevance) in enumerate(items)]
 
 
@@ -506,7 +505,9 @@ class OfficialSearch:
     index: RepoIndex
     _all: _Text = field(init=False)
     _config: _Text = field(init=False)
-    _cache: dict[tuple, list[tuple[str, int]]] = field(default_factory=dict, init=False)
+    _cache: dict[tuple, tuple[int, list[tuple[str, int]]]] = field(default_factory=dict,
+                                                                    init=False)
+    _absent: set[str] = field(default_factory=set, init=False)  # needles no line holds
     _stubs: dict[tuple[str, int, int], bool] = field(default_factory=dict, init=False)
     _windows: dict[tuple[str, int, int], _Window] = field(default_factory=dict, init=False)
     _hit_windows: dict[tuple, list[_Window]] = field(default_factory=dict, init=False)
@@ -522,18 +523,25 @@ class OfficialSearch:
         """(file, line) hits of a query: ("exact", s), ("pair", a, b), ("literal", s),
         ("any", *words), ("regex", r), ("definition", name) or ("config", key), in walk order,
         at most `limit`."""
-        key = (*query, limit)
-        hits = self._cache.get(key)
-        if hits is None:
-            hits = self._cache[key] = self._grep(query, limit)
+        # Every kind returns its first hits in walk order, so one answer serves any smaller
+        # limit, and an answer short of its limit (all there is) serves any limit.
+        cached = self._cache.get(query)
+        if cached is not None and (limit <= cached[0] or len(cached[1]) < cached[0]):
+            return cached[1][:limit]
+        hits = self._grep(query, limit)
+        self._cache[query] = (limit, hits)
         return hits
 
     def _grep(self, query: tuple[str, ...], limit: int) -> list[tuple[str, int]]:
         kind, arg = query[0], query[1]
         if kind in ("exact", "literal"):
             lines = self._all.find(arg.lower(), limit)
+            if not lines and arg:
+                self._absent.add(arg.lower())
         elif kind == "pair":
-            lines = self._all.find_pair(arg.lower(), query[2].lower(), limit)
+            first, second = arg.lower(), query[2].lower()
+            lines = [] if first in self._absent or second in self._absent else (
+                self._all.find_pair(first, second, limit))
         elif kind == "definition":
             lines = self._all.find_definition(arg.lower(), limit)
         elif kind == "any":
