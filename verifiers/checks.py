@@ -370,8 +370,8 @@ def mismatches(index: RepoIndex, query: Query, limit: int = 5) -> list[ValueMism
 
 def _placeholder_near(index: RepoIndex, windows: list[Window]) -> bool:
     for w in windows:
-        lines = index.files[w.file].lines[w.start - 1:w.end]
-        if any(PLACEHOLDER.search(line) for line in lines):
+        # one search per window; NUL keeps a match from spanning two lines (no `\s` matches it)
+        if PLACEHOLDER.search("\0".join(index.files[w.file].lines[w.start - 1:w.end])):
             return True
         owner = index.enclosing(w.file, w.start + 2)
         if owner is not None and owner.stub:

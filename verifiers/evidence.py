@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -50,17 +50,6 @@ class Query:
         return math.fsum(self.weights.values()) or 1.0
 
 
-@dataclass
-class Hits:
-    """Per line, the query terms and number keys found there."""
-
-    terms: dict[tuple[str, int], set[str]] = field(default_factory=lambda: defaultdict(set))
-    numbers: dict[tuple[str, int], set[str]] = field(default_factory=lambda: defaultdict(set))
-
-    def lines(self) -> set[tuple[str, int]]:
-        return set(self.terms) | set(self.numbers)
-
-
 def make_query(index: RepoIndex, claim: Claim) -> Query:
     """Weigh the claim's terms by inverse line frequency in this repository (common terms drop)."""
     total = max(1, _total_lines(index))
@@ -79,18 +68,6 @@ def _total_lines(index: RepoIndex) -> int:
         cached = sum(len(f.lines) for f in index.files.values())
         index._total_lines = cached  # type: ignore[attr-defined]
     return cached
-
-
-def find_hits(index: RepoIndex, query: Query) -> Hits:
-    """Every line of the repository holding a query term or a query number."""
-    hits = Hits()
-    for term in query.weights:
-        for where in index.term_lines.get(term, ()):
-            hits.terms[where].add(term)
-    for num in query.numbers:
-        for where in index.number_lines.get(num.key, ()):
-            hits.numbers[where].add(num.key)
-    return hits
 
 
 _ROLE_FACTOR = {"code": 1.0, "config": 1.2, "comment": 0.35, "docstring": 0.35, "docs": 0.3,

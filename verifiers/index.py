@@ -135,8 +135,9 @@ class RepoIndex:
     imports: list[tuple[str, str, int]] = field(default_factory=list)
     module_calls: list[tuple[str, str, int]] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
-    term_lines: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
-    number_lines: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    # term / number key -> global line ids holding it (see `locate`); terms' ids ascend
+    term_lines: dict[str, list[int]] = field(default_factory=dict)
+    number_lines: dict[str, list[int]] = field(default_factory=dict)
     line_terms: dict[str, list[frozenset[str]]] = field(default_factory=dict)
     line_numbers: dict[str, list[frozenset[str]]] = field(default_factory=dict)
     line_offset: dict[str, int] = field(default_factory=dict)
@@ -234,20 +235,21 @@ class RepoIndex:
         self.assignments.append(Assignment(name, path, value, file, line, source, nums))
 
     def _build_inverted(self) -> None:
-        term_lines: dict[str, list[tuple[str, int]]] = defaultdict(list)
-        number_lines: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        self._build_arrays()
+        term_lines: dict[str, list[int]] = defaultdict(list)
+        number_lines: dict[str, list[int]] = defaultdict(list)
         for rel, entry in self.files.items():
             per_line: list[frozenset[str]] = []
             per_line_numbers: list[frozenset[str]] = []
-            for no, line in enumerate(entry.lines, 1):
+            for gid, line in enumerate(entry.lines, self.line_offset[rel]):
                 found = term_set(line) if line.strip() else _EMPTY
                 per_line.append(found)
                 for term in found:
-                    term_lines[term].append((rel, no))
+                    term_lines[term].append(gid)
                 keys = _line_numbers(line) if _DIGIT.search(line) else _EMPTY
                 per_line_numbers.append(keys)
                 for key in keys:
-                    number_lines[key].append((rel, no))
+                    number_lines[key].append(gid)
             self.line_terms[rel] = per_line
             self.line_numbers[rel] = per_line_numbers
         # Values computed by the AST (`h = 1 / 40`) are findable at their assignment line.
@@ -255,11 +257,10 @@ class RepoIndex:
             for key in a.numbers:
                 known = self.line_numbers[a.file][a.line - 1] if a.line else _EMPTY
                 if a.line and key not in known:
-                    number_lines[key].append((a.file, a.line))
+                    number_lines[key].append(self.line_offset[a.file] + a.line - 1)
                     self.line_numbers[a.file][a.line - 1] = known | {key}
         self.term_lines = dict(term_lines)
         self.number_lines = dict(number_lines)
-        self._build_arrays()
 
     def _build_arrays(self) -> None:
         """Global line ids (files laid end to end with a gap, so no window spans two files)."""
@@ -282,13 +283,12 @@ class RepoIndex:
         """Sorted global line ids holding the number `key` (None when none does)."""
         return self._global_ids(self._number_ids, self.number_lines, key)
 
-    def _global_ids(self, cache: dict[str, np.ndarray | None],
-                    lines: dict[str, list[tuple[str, int]]], key: str) -> np.ndarray | None:
+    @staticmethod
+    def _global_ids(cache: dict[str, np.ndarray | None], lines: dict[str, list[int]],
+                    key: str) -> np.ndarray | None:
         if key not in cache:
             where = lines.get(key)
-            cache[key] = None if where is None else np.unique(np.fromiter(
-                (self.line_offset[f] + n - 1 for f, n in where), dtype=np.int64,
-                count=len(where)))
+            cache[key] = None if where is None else np.unique(np.array(where, dtype=np.int64))
         return cache[key]
 
     def locate(self, gid: int) -> tuple[str, int]:

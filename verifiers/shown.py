@@ -130,7 +130,8 @@ def _file_count(index: RepoIndex, term: str) -> int:
     count = cache.get(term)
     if count is None:
         files = _code_config_files(index)
-        count = cache[term] = len({f for f, _ in index.term_lines.get(term, ()) if f in files})
+        owner = index.global_file
+        count = cache[term] = len({owner[g] for g in index.term_lines.get(term, ())} & files)
     return count
 
 
