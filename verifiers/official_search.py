@@ -163,8 +163,17 @@ class _Window:
     haystack: str  # normalised path and text, for the ranking's substring tests
     base_score: int  # the ranking score's claim-independent part
     basename: str
-    calls: frozenset[str]  # names the window calls (round three looks up their definitions)
     order: tuple[str, str]  # tie-break: file, then "start-end" as text
+    _calls: frozenset[str] | None = None
+
+    @property
+    def calls(self) -> frozenset[str]:
+        """Names the window calls (round three looks up their definitions); read on first use,
+        as windows that only round three finds never need them."""
+        if self._calls is None:
+            self._calls = frozenset(n for n in _CALLED.findall(self.snippet)
+                                    if len(n) >= 4 and n not in _NOT_LOOKED_UP)
+        return self._calls
 
     def item(self, relevance: str) -> Item:
         return Item(self.file, self.start, self.end, relevance, self.kind, self.snippet)
@@ -593,7 +602,7 @@ class OfficialSearch:
         if windows is None:
             windows = self._hit_windows[key] = [
                 self._window(file, line) for file, line in self.grep(query, limit)
-                if path_kind(file) not in ("docs", "test")]
+                if self._file_facts(file)[0] not in ("docs", "test")]
         return windows
 
     def _stub(self, item: Item) -> bool:
@@ -609,10 +618,8 @@ class OfficialSearch:
             kind, basename = self._file_facts(file)
             snippet = "\n".join(self.index.files[file].lines[start - 1:end])
             hay, base_score = window_score(file, kind, snippet)
-            calls = frozenset(n for n in _CALLED.findall(snippet)
-                              if len(n) >= 4 and n not in _NOT_LOOKED_UP)
             window = self._windows[(file, start, end)] = _Window(
-                file, start, end, kind, snippet, hay, base_score, basename, calls,
+                file, start, end, kind, snippet, hay, base_score, basename,
                 (file, f"{start}-{end}"))
         return window
 
