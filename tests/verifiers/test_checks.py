@@ -84,6 +84,20 @@ def test_d1_values_in_code_and_bound_to_related_names(index: RepoIndex) -> None:
     assert check.value_found and not check.docs_tests_only
 
 
+def test_evidence_is_what_the_official_search_keeps(index: RepoIndex) -> None:
+    from sabench.verifiers.official_search import OfficialSearch
+
+    c = claim(Dimension.D2, "The matching loss adds sigma times the adjoint to the velocity")
+    check = check_claim(index, c)
+    kept = OfficialSearch(index).collect(c).items
+    lines = len(index.files["train.py"].lines)
+    assert kept and [e.file for e in check.evidence] == [i.file for i in kept]
+    assert [(e.start_line, e.end_line) for e in check.evidence] == [
+        (i.start, min(i.end, lines)) for i in kept]  # cut at the file's end
+    assert all(e.why.startswith(f"official search, {i.relevance} query")
+               for e, i in zip(check.evidence, kept, strict=True))
+
+
 def test_d1_value_only_in_docs(index: RepoIndex) -> None:
     check = check_claim(index, claim(Dimension.D1, "Weight decay 0.0125, clipping at 7.5"))
     assert set(check.numbers_docs_only) == {"0.0125", "7.5"}
