@@ -369,14 +369,22 @@ def mismatches(index: RepoIndex, query: Query, limit: int = 5) -> list[ValueMism
 
 
 def _placeholder_near(index: RepoIndex, windows: list[Window]) -> bool:
-    for w in windows:
+    return any(_placeholder_in(index, w.file, w.start, w.end) for w in windows)
+
+
+def _placeholder_in(index: RepoIndex, file: str, start: int, end: int) -> bool:
+    """A placeholder marker in the lines, or they sit in a stub (cached: many claims share
+    their evidence windows)."""
+    cache = index.cache.setdefault("placeholder_windows", {})
+    key = (file, start, end)
+    found = cache.get(key)
+    if found is None:
         # one search per window; NUL keeps a match from spanning two lines (no `\s` matches it)
-        if PLACEHOLDER.search("\0".join(index.files[w.file].lines[w.start - 1:w.end])):
-            return True
-        owner = index.enclosing(w.file, w.start + 2)
-        if owner is not None and owner.stub:
-            return True
-    return False
+        owner = index.enclosing(file, start + 2)
+        found = cache[key] = bool(
+            PLACEHOLDER.search("\0".join(index.files[file].lines[start - 1:end]))
+            or (owner is not None and owner.stub))
+    return found
 
 
 # --------------------------------------------------------------------- D4 phases
