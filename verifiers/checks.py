@@ -36,7 +36,7 @@ from sabench.verifiers.evidence import (
     select,
     to_evidence,
 )
-from sabench.verifiers.index import Definition, RepoIndex
+from sabench.verifiers.index import Assignment, Definition, RepoIndex
 from sabench.verifiers.official_search import OfficialSearch, SearchResult
 from sabench.verifiers.shown import PaperTerms, ShownWindows, in_repo_code, shown_windows
 from sabench.verifiers.spec import Claim, Dimension
@@ -241,7 +241,7 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8,
     function, coverage = best_function(rv, query.weights)
     entities = query.entities if claim.dimension in (Dimension.D3, Dimension.D1) else []
     ent_code = [e for e in entities if _compact(e) and _compact(e) in rv.compact_code]
-    phases, found, order = check_phases(rv, claim) if claim.dimension == Dimension.D4 else (
+    phases, found, order = check_phases(rv, query) if claim.dimension == Dimension.D4 else (
         0, [], None)
     top = windows[0] if windows else None
     check = ClaimCheck(
@@ -358,14 +358,24 @@ def mismatches(index: RepoIndex, query: Query, limit: int = 5) -> list[ValueMism
         return []
     rare = {t for t, w in query.weights.items() if w >= 2.0 and len(t) > 2}
     out: list[ValueMismatch] = []
-    for a in index.assignments:
-        if not a.numbers or a.numbers & wanted or index.files[a.file].kind == EvidenceKind.TEST:
-            continue
-        if len(term_set(a.name) & rare) >= 1 and isinstance(a.value, (int, float, str)):
+    for a, name_terms in _valued_assignments(index):
+        if name_terms & rare and not a.numbers & wanted:
             out.append(ValueMismatch(name=a.path, found=str(a.value), file=a.file, line=a.line))
             if len(out) == limit:
                 break
     return out
+
+
+def _valued_assignments(index: RepoIndex) -> list[tuple[Assignment, frozenset[str]]]:
+    """Assignments outside tests of a plain value holding numbers, with their names' terms, in
+    index order (cached: every claim with numbers looks through them)."""
+    found = index.cache.get("valued_assignments")
+    if found is None:
+        found = index.cache["valued_assignments"] = [
+            (a, term_set(a.name)) for a in index.assignments
+            if a.numbers and index.files[a.file].kind != EvidenceKind.TEST
+            and isinstance(a.value, (int, float, str))]
+    return found
 
 
 def _placeholder_near(index: RepoIndex, windows: list[Window]) -> bool:
@@ -394,14 +404,14 @@ def claim_steps(text: str) -> list[str]:
     return [p for p in parts if len(term_set(p)) >= 2]
 
 
-def check_phases(rv: _RepoView, claim: Claim) -> tuple[int, list[str], float | None]:
+def check_phases(rv: _RepoView, query: Query) -> tuple[int, list[str], float | None]:
     """Map each stated step to its best function; return (steps, functions found, order).
 
     `order` is the share of consecutive found steps whose functions come in the stated order
     in the static call order from the entry points (None with fewer than two found).
     """
-    steps = claim_steps(claim.text)
-    weights_all = make_query(rv.index, claim).weights
+    steps = claim_steps(query.claim.text)
+    weights_all = query.weights
     found: list[Definition] = []
     for step in steps:
         weights = {t: weights_all[t] for t in sorted(term_set(step)) if t in weights_all}
