@@ -299,7 +299,7 @@ def check_outcomes(check: Any) -> dict[str, Any]:
     lines the official judge's reasons call a low claim absent most of the time, so such a
     claim counts as missing before any weaker signal (a related name bound to another value)
     is considered; a placeholder merely near the evidence is not enough for a stub, the best
-    matching function must be one. On the 7,343 claims that both the offline judge and the
+    matching function must be one. On the 7,292 claims that both the offline judge and the
     official judge score low in complete dev runs, these rules give the category read from
     the official reasons 42% of the time (25% with a placeholder, mismatch-first ordering).
 
