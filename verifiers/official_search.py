@@ -228,23 +228,29 @@ class _Text:
     def find(self, needle: str, limit: int) -> list[int]:
         """Global lines holding `needle` (already lower-case), at most `limit`."""
         out: list[int] = []
-        pos = self.blob.find(needle) if needle else -1
+        if not needle:
+            return out
+        find, starts = self.blob.find, self.starts  # locals: this loop runs per hit
+        last, end = len(starts) - 1, len(self.blob) + 1
+        pos = find(needle)
         while pos >= 0 and len(out) < limit:
-            line = self.line_at(pos)
+            line = bisect_right(starts, pos) - 1
             out.append(line)
-            pos = self.blob.find(needle, self.next_line(line))
+            pos = find(needle, starts[line + 1] if line < last else end)
         return out
 
     def find_pair(self, first: str, second: str, limit: int) -> list[int]:
         """Global lines where `second` follows `first` (the official `a.*b` regexes)."""
         out: list[int] = []
-        pos = self.blob.find(first)
+        find, starts = self.blob.find, self.starts
+        last, blob_end = len(starts) - 1, len(self.blob) + 1
+        pos = find(first)
         while pos >= 0 and len(out) < limit:
-            line = self.line_at(pos)
-            end = self.next_line(line) - 1
-            if self.blob.find(second, pos + len(first), end) >= 0:
+            line = bisect_right(starts, pos) - 1
+            end = (starts[line + 1] if line < last else blob_end) - 1
+            if find(second, pos + len(first), end) >= 0:
                 out.append(line)
-            pos = self.blob.find(first, end + 1)
+            pos = find(first, end + 1)
         return out
 
     def find_definition(self, name: str, limit: int) -> list[int]:
@@ -472,14 +478,16 @@ class _Joined:
     def holding(self, needles: Iterable[str]) -> list[int]:
         """For each text, how many needles it contains (a needle listed twice counts twice)."""
         counts = [0] * self.n
+        find, bounds = self.text.find, self.bounds  # locals: this loop runs per hit
+        last = len(bounds)
         for needle in needles:
-            pos = self.text.find(needle)
+            pos = find(needle)
             while pos >= 0:
-                i = bisect_right(self.bounds, pos)
+                i = bisect_right(bounds, pos)
                 counts[i] += 1
-                if i >= len(self.bounds):
+                if i >= last:
                     break
-                pos = self.text.find(needle, self.bounds[i] + 1)
+                pos = find(needle, bounds[i] + 1)
         return counts
 
 
