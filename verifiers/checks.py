@@ -389,8 +389,8 @@ def _placeholder_in(index: RepoIndex, file: str, start: int, end: int) -> bool:
     key = (file, start, end)
     found = cache.get(key)
     if found is None:
-        # one search per window; NUL keeps a match from spanning two lines (no `\s` matches it)
         owner = index.enclosing(file, start + 2)
+        # one search per window; NUL keeps a match from spanning two lines (no `\s` matches it)
         found = cache[key] = bool(
             PLACEHOLDER.search("\0".join(index.files[file].lines[start - 1:end]))
             or (owner is not None and owner.stub))
