@@ -278,8 +278,9 @@ def official_search(index: RepoIndex) -> OfficialSearch:
 def official_view(index: RepoIndex, claim: Claim, query: Query, result: SearchResult,
                   paper: PaperTerms | None = None) -> dict[str, object]:
     """The ClaimCheck fields describing what the official judge would see for `claim`."""
-    # Per window (cached: the same windows come up for many claims), then united.
-    kept_terms = set().union(*(term_set(item.snippet) for item in result.items))
+    # The index's per-line term sets, united: a term never spans two lines.
+    kept_terms = set().union(*(line for item in result.items
+                               for line in index.line_terms[item.file][item.start - 1:item.end]))
     claim_terms = term_set(claim.text)
     return {
         "official_gate": result.gate,

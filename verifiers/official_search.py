@@ -105,6 +105,7 @@ _DEF = re.compile(r"\b(def|class)\s+[A-Za-z_][A-Za-z0-9_]*")
 _CONTROL = re.compile(r"\b(def|class|for|while|return|if)\b")
 _PLAIN_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _DEF_WORD = re.compile(r"\b(def|class)\b")
+_DEF_AT_END = re.compile(r"\b(def|class)\s*$")  # may be continued on the next line
 _WORD_PARTS = re.compile(r"[_+-]+")
 _DIGIT = re.compile(r"\d")
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
@@ -437,11 +438,12 @@ class _ClaimTerms:
         return cls(terms, numbers, {t for t in _MATH_TERMS if t in norm})
 
 
-def window_score(file: str, kind: str, snippet: str) -> tuple[str, int]:
-    """The claim-independent part of a window's ranking score, and its normalised text."""
+def window_score(file: str, kind: str, snippet: str, defines: bool) -> tuple[str, int]:
+    """The claim-independent part of a window's ranking score, and its normalised text
+    (`defines`: the snippet holds a `def`/`class` statement, see `OfficialSearch._defines`)."""
     hay = _rank_text(f"{file}\n{snippet}")
     score = _KIND_SCORE.get(kind, 0)
-    if _DEF.search(snippet):
+    if defines:
         score += 8
     if "pass" in hay or "placeholder" in hay or "todo" in hay:
         score -= 12
@@ -529,6 +531,7 @@ class OfficialSearch:
     _windows: dict[tuple[str, int, int], _Window] = field(default_factory=dict, init=False)
     _hit_windows: dict[tuple, list[_Window]] = field(default_factory=dict, init=False)
     _files: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
+    _def_marks: dict[str, list[int]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         files = sorted((f for f in self.index.files
@@ -625,11 +628,26 @@ class OfficialSearch:
         if window is None:
             kind, basename = self._file_facts(file)
             snippet = "\n".join(self.index.files[file].lines[start - 1:end])
-            hay, base_score = window_score(file, kind, snippet)
+            hay, base_score = window_score(file, kind, snippet,
+                                           self._defines(file, start, end, snippet))
             window = self._windows[(file, start, end)] = _Window(
                 file, start, end, kind, snippet, hay, base_score, basename,
                 (file, f"{start}-{end}"))
         return window
+
+    def _defines(self, file: str, start: int, end: int, snippet: str) -> bool:
+        """Whether `_DEF` matches the window's snippet, from per-line marks made once per file
+        (windows overlap: most lines are in several)."""
+        marks = self._def_marks.get(file)
+        if marks is None:
+            marks = self._def_marks[file] = [
+                1 if _DEF.search(line) else 2 if _DEF_AT_END.search(line) else 0
+                for line in self.index.files[file].lines]
+        marks = marks[start - 1:end]
+        if 1 in marks:
+            return True
+        # `\s+` crosses lines: a `def` ending a line may name its function on the next one.
+        return 2 in marks[:-1] and _DEF.search(snippet) is not None
 
     def _file_facts(self, file: str) -> tuple[str, str]:
         """A file's official kind and its name as the ranking reads it (cached per file)."""

@@ -99,6 +99,23 @@ def test_text_search_matches_the_line_regexes_it_replaces() -> None:
     assert text.find_any(["then", "xalpha"], 99) == [2, 10]
 
 
+def test_definition_marks_agree_with_the_regex_on_every_window(tmp_path: Path) -> None:
+    # The ranking's `def`/`class` bonus is read from per-line marks; `\s+` may cross a line
+    # break, as in a comment ending "... the base class" above a line starting "Wrapper".
+    lines = ["x = 1", "# wraps the base class", "Wrapper around it", "y = 2", "z = 3",
+             "w = 4", "v = 5", "u = 6", "t = 7", "s = 8", "r = 9", "q = 10",
+             "def f():", "    return 0", "class", "", "    C"]
+    search = search_over(tmp_path, {"m.py": "\n".join(lines) + "\n"})
+    definition = re.compile(r"\b(def|class)\s+[A-Za-z_][A-Za-z0-9_]*")
+    for start in range(1, len(lines) + 1):
+        for end in range(start, len(lines) + 2):
+            snippet = "\n".join(lines[start - 1:end])
+            assert search._defines("m.py", start, end, snippet) == bool(
+                definition.search(snippet)), (start, end)
+    assert search._defines("m.py", 2, 3, "\n".join(lines[1:3]))
+    assert not search._defines("m.py", 2, 2, lines[1])
+
+
 def test_windows_are_eight_lines_around_hits_in_code_and_config_only(tmp_path: Path) -> None:
     search = search_over(tmp_path, {
         "trainer.py": TRAINER,
