@@ -105,6 +105,7 @@ _DEF = re.compile(r"\b(def|class)\s+[A-Za-z_][A-Za-z0-9_]*")
 _CONTROL = re.compile(r"\b(def|class|for|while|return|if)\b")
 _PLAIN_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _DEF_WORD = re.compile(r"\b(def|class)\b")
+_OPENS_WITH_PAREN = re.compile(r"\s*\(")
 _DEF_AT_END = re.compile(r"\b(def|class)\s*$")  # may be continued on the next line
 _WORD_PARTS = re.compile(r"[_+-]+")
 _DIGIT = re.compile(r"\d")
@@ -165,16 +166,7 @@ class _Window:
     base_score: int  # the ranking score's claim-independent part
     basename: str
     order: tuple[str, str]  # tie-break: file, then "start-end" as text
-    _calls: frozenset[str] | None = None
-
-    @property
-    def calls(self) -> frozenset[str]:
-        """Names the window calls (round three looks up their definitions); read on first use,
-        as windows that only round three finds never need them."""
-        if self._calls is None:
-            self._calls = frozenset(n for n in _CALLED.findall(self.snippet)
-                                    if len(n) >= 4 and n not in _NOT_LOOKED_UP)
-        return self._calls
+    calls: frozenset[str] | None = None  # see `OfficialSearch._calls`
 
     def item(self, relevance: str) -> Item:
         return Item(self.file, self.start, self.end, relevance, self.kind, self.snippet)
@@ -438,6 +430,11 @@ class _ClaimTerms:
         return cls(terms, numbers, {t for t in _MATH_TERMS if t in norm})
 
 
+def _called(text: str) -> frozenset[str]:
+    """Names called in `text` that round three looks up."""
+    return frozenset(n for n in _CALLED.findall(text) if len(n) >= 4 and n not in _NOT_LOOKED_UP)
+
+
 def window_score(file: str, kind: str, snippet: str, defines: bool) -> tuple[str, int]:
     """The claim-independent part of a window's ranking score, and its normalised text
     (`defines`: the snippet holds a `def`/`class` statement, see `OfficialSearch._defines`)."""
@@ -532,6 +529,8 @@ class OfficialSearch:
     _hit_windows: dict[tuple, list[_Window]] = field(default_factory=dict, init=False)
     _files: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
     _def_marks: dict[str, list[int]] = field(default_factory=dict, init=False)
+    _call_marks: dict[str, list[tuple[frozenset[str], bool] | None]] = field(
+        default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         files = sorted((f for f in self.index.files
@@ -649,6 +648,26 @@ class OfficialSearch:
         # `\s+` crosses lines: a `def` ending a line may name its function on the next one.
         return 2 in marks[:-1] and _DEF.search(snippet) is not None
 
+    def _calls(self, window: _Window) -> frozenset[str]:
+        """Names the window calls, that round three looks up: read on first use (windows only
+        round three finds never need them), from per-line names kept per file (windows
+        overlap: most lines are in several)."""
+        if window.calls is None:
+            lines = self.index.files[window.file].lines
+            marks = self._call_marks.setdefault(window.file, [None] * len(lines))
+            names: set[str] = set()
+            for i in range(window.start - 1, min(window.end, len(lines))):
+                if marks[i] is None:
+                    marks[i] = (_called(lines[i]), bool(_OPENS_WITH_PAREN.match(lines[i])))
+                line_names, opens_with_paren = marks[i]
+                if opens_with_paren and i > window.start - 1:
+                    # `\s*\(` crosses lines: a call may name its function on an earlier line.
+                    names = set(_called(window.snippet))
+                    break
+                names |= line_names
+            window.calls = frozenset(names)
+        return window.calls
+
     def _file_facts(self, file: str) -> tuple[str, str]:
         """A file's official kind and its name as the ranking reads it (cached per file)."""
         facts = self._files.get(file)
@@ -659,7 +678,7 @@ class OfficialSearch:
 
     def _add_definitions(self, found: dict[_Window, str]) -> None:
         """Round three: the definitions of functions the windows call (relevance direct)."""
-        names = set().union(*(window.calls for window in found))
+        names = set().union(*(self._calls(window) for window in found))
         for name in sorted(names)[:6]:
             self._add(found, ("definition", name), 10, "direct")
 

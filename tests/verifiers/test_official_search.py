@@ -12,6 +12,7 @@ from sabench.verifiers.official_search import (
     KEEP,
     OfficialSearch,
     _Text,
+    _Window,
     exact_queries,
     path_kind,
     regex_queries,
@@ -114,6 +115,26 @@ def test_definition_marks_agree_with_the_regex_on_every_window(tmp_path: Path) -
                 definition.search(snippet)), (start, end)
     assert search._defines("m.py", 2, 3, "\n".join(lines[1:3]))
     assert not search._defines("m.py", 2, 2, lines[1])
+
+
+def test_called_names_agree_with_the_regex_on_every_window(tmp_path: Path) -> None:
+    # Round three's called names are read from per-line names; `\s*\(` may cross a line
+    # break, as in `compute_loss` on one line and its arguments opening the next.
+    lines = ["loss = compute_loss", "    (batch, model)", "print(range(3))", "x = evaluate(y)",
+             "", "(a, b) = split_data(z)", "total = reduce_sum(", "    values)", "super().run()"]
+    search = search_over(tmp_path, {"m.py": "\n".join(lines) + "\n"})
+    called = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+    def window(start: int, end: int) -> _Window:
+        snippet = "\n".join(lines[start - 1:end])
+        return _Window("m.py", start, end, "code", snippet, snippet, 0, "m", ("m.py", ""))
+
+    for start in range(1, len(lines) + 1):
+        for end in range(start, len(lines) + 2):
+            snippet = "\n".join(lines[start - 1:end])
+            expected = {n for n in called.findall(snippet)
+                        if len(n) >= 4 and n not in ("range", "print", "super")}
+            assert search._calls(window(start, end)) == expected, (start, end)
+    assert search._calls(window(1, 2)) == {"compute_loss"}
 
 
 def test_windows_are_eight_lines_around_hits_in_code_and_config_only(tmp_path: Path) -> None:
