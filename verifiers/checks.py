@@ -38,7 +38,13 @@ from sabench.verifiers.evidence import (
 )
 from sabench.verifiers.index import Assignment, Definition, RepoIndex
 from sabench.verifiers.official_search import OfficialSearch, SearchResult
-from sabench.verifiers.shown import PaperTerms, ShownWindows, in_repo_code, shown_windows
+from sabench.verifiers.shown import (
+    PaperTerms,
+    ShownWindows,
+    in_repo_code,
+    shown_windows,
+    snippet_terms,
+)
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.stubs import PLACEHOLDER
 from sabench.verifiers.terms import term_set
@@ -278,9 +284,7 @@ def official_search(index: RepoIndex) -> OfficialSearch:
 def official_view(index: RepoIndex, claim: Claim, query: Query, result: SearchResult,
                   paper: PaperTerms | None = None) -> dict[str, object]:
     """The ClaimCheck fields describing what the official judge would see for `claim`."""
-    # The index's per-line term sets, united: a term never spans two lines.
-    kept_terms = set().union(*(line for item in result.items
-                               for line in index.line_terms[item.file][item.start - 1:item.end]))
+    kept_terms = snippet_terms(index, result.items)
     claim_terms = term_set(claim.text)
     return {
         "official_gate": result.gate,

@@ -187,6 +187,13 @@ class _WindowFacts:
     stub_markers: int
 
 
+def snippet_terms(index: RepoIndex, items: Sequence[Item]) -> set[str]:
+    """The terms of the items' snippets, from the index's per-line term sets (a term never
+    spans two lines, and a snippet is its file's lines `start`..`end`)."""
+    return set().union(*(line for item in items
+                         for line in index.line_terms[item.file][item.start - 1:item.end]))
+
+
 def _window_facts(index: RepoIndex, item: Item) -> _WindowFacts:
     cache = index.cache.setdefault("shown_window_facts", {})
     key = (item.file, item.kind, item.snippet)  # the snippet itself: exact for any caller

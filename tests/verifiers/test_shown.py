@@ -8,7 +8,14 @@ import pytest
 
 from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.official_search import Item
-from sabench.verifiers.shown import PaperTerms, ShownWindows, claim_operations, shown_windows
+from sabench.verifiers.shown import (
+    PaperTerms,
+    ShownWindows,
+    claim_operations,
+    shown_windows,
+    snippet_terms,
+)
+from sabench.verifiers.terms import term_set
 
 SCHEDULE = """\
 def warmup_cosine(step, warmup_steps=500, total_steps=20000):
@@ -33,6 +40,19 @@ def index(tmp_path: Path) -> RepoIndex:
     (tmp_path / "config.yaml").write_text(CONFIG)
     (tmp_path / "entropy.py").write_text(STUB)
     return RepoIndex.build(tmp_path)
+
+
+def test_snippet_terms_are_the_terms_of_the_joined_lines(tmp_path: Path) -> None:
+    lines = ["# the \\alpha-weighted KL term", "β2 = 0.999  # Adam's second moment", "",
+             "def klDivergence(p, q):", "    return (p * (p / q).log()).sum()", "\\",
+             "lambda_reg = 1e-2"]
+    (tmp_path / "m.py").write_text("\n".join(lines) + "\n")
+    index = RepoIndex.build(tmp_path)
+    for start in range(1, len(lines) + 1):
+        for end in range(start, len(lines) + 3):
+            snippet = "\n".join(lines[start - 1:end])
+            window = Item("m.py", start, end, "direct", "code", snippet)
+            assert snippet_terms(index, [window]) == term_set(snippet), (start, end)
 
 
 def test_no_windows_gives_empty_facts(index: RepoIndex) -> None:
