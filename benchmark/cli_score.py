@@ -20,6 +20,7 @@ from sabench.benchmark.scoring import (
     paper_spec,
     score_repo,
     score_runs,
+    usage_recorder,
     write_score,
 )
 from sabench.verifiers.types import PaperScore
@@ -61,10 +62,8 @@ def score(
     evidence: EvidenceOption = None,
 ) -> None:
     """Score one repository against one paper's claims (official-compatible JSON)."""
-    from sabench.agent.usage import UsageRecorder  # loads langchain: only when scoring
-
     spec = paper_spec(papers, paper)
-    recorder = UsageRecorder()
+    recorder = usage_recorder(judge)
     chosen = make_judge(judge, base_url, recorder=recorder, **judge_options(emulate, threshold,
                                                                      evidence))
     if estimate_only:

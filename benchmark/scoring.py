@@ -18,14 +18,16 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sabench.agent.types import UsageTotals
-from sabench.agent.usage import UsageRecorder
 from sabench.benchmark.dataset import DatasetError, load_paper, resolve_papers_dir
 from sabench.verifiers.judge import Judge, RepositoryError
 from sabench.verifiers.spec import PaperSpec
 from sabench.verifiers.types import PaperScore, ResultFileError
+
+if TYPE_CHECKING:  # langchain loads with it: only judges that call a model need it
+    from sabench.agent.usage import UsageRecorder
 
 CONFIGS_FILE = "configs.json"
 INDEX_FILE = "index.json"
@@ -144,6 +146,16 @@ def _llm_judge(model_spec: str, base_url: str | None, recorder: UsageRecorder | 
     return LLMJudge(model, name=f"llm:{parsed}", **options)
 
 
+def usage_recorder(spec: str) -> UsageRecorder | None:
+    """A recorder of model calls for the judge a spec names; None for the kinds that call no
+    model (`MODEL_FREE_KINDS`), which then start without loading langchain."""
+    if spec.strip().partition(":")[0] in MODEL_FREE_KINDS:
+        return None
+    from sabench.agent.usage import UsageRecorder
+
+    return UsageRecorder()
+
+
 JudgeFactory = Callable[[JudgeRequest], Judge]
 
 # Judge kinds by name: a new kind of judge is one factory and one line here.
@@ -153,6 +165,7 @@ JUDGE_KINDS: dict[str, JudgeFactory] = {
     "llm": _llm_kind,
     "hybrid": _hybrid_kind,
 }
+MODEL_FREE_KINDS = frozenset({"offline", "keyword"})
 
 
 # ---------------------------------------------------------------- one repository
@@ -387,7 +400,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(judge_spec: str, base_url: str | None, options: dict[str, Any]) -> None:
-    recorder = UsageRecorder()
+    recorder = usage_recorder(judge_spec)
     _WORKER["recorder"] = recorder
     _WORKER["judge"] = make_judge(judge_spec, base_url, recorder=recorder, **options)
 

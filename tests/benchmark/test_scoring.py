@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -219,6 +220,25 @@ def test_cli_score_writes_official_json(tmp_path: Path) -> None:
     assert data["paper_id"] == "toy" and set(data["dimensions"]) == {"D1", "D2"}
     assert data["dimensions"]["D1"]["claims"][0]["score"] == 0.75
     assert data["usage"]["calls"] == 2 and "2 model calls" in result.output
+
+
+def test_offline_scoring_does_not_load_langchain(tmp_path: Path) -> None:
+    # A fresh interpreter: this test process has loaded langchain already.
+    papers, root = make_papers(tmp_path), make_runs_root(tmp_path)
+    repo = root / "runs" / "alpha_basic" / "toy" / "repo"
+    out = tmp_path / "one.json"
+    code = ("import sys\n"
+            "from sabench.benchmark.cli import main\n"
+            f"sys.argv = ['sabench', 'score', '--paper', 'toy', '--repo', {str(repo)!r}, "
+            f"'--papers', {str(papers)!r}, '--judge', 'offline', '-o', {str(out)!r}]\n"
+            "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+            "print(sorted(m for m in sys.modules if m.startswith('langchain')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert json.loads(out.read_text())["paper_id"] == "toy"
+    assert scoring.usage_recorder("offline") is None
+    assert scoring.usage_recorder("llm:openai:gpt-4o") is not None
 
 
 def test_cli_score_runs_json_summary_and_exit_code(tmp_path: Path) -> None:
