@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
@@ -135,6 +136,11 @@ def number_keys(text: str) -> set[str]:
 
 def distinctive_numbers(text: str) -> list[Number]:
     """The claim's identifying numbers: non-trivial, and not section/equation/table labels."""
+    return list(_distinctive_numbers(text))
+
+
+@lru_cache(maxsize=4096)  # a claim is checked against every repository of its paper
+def _distinctive_numbers(text: str) -> tuple[Number, ...]:
     out: list[Number] = []
     seen: set[str] = set()
     for num in extract_numbers(text):
@@ -142,7 +148,7 @@ def distinctive_numbers(text: str) -> list[Number]:
             continue
         seen.add(num.key)
         out.append(num)
-    return out
+    return tuple(out)
 
 
 _LABEL_BEFORE = re.compile(
