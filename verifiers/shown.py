@@ -234,9 +234,11 @@ def _share(part: int, whole: int) -> float:
 
 
 def _weighted(terms: frozenset[str], matched: set[str], weight) -> float:
-    # sorted: the same float sum in every process, whatever the hash seed
-    total = math.fsum(weight(t) for t in sorted(terms))
-    return math.fsum(weight(t) for t in sorted(matched)) / total if total else 0.0
+    """Weighted share of `terms` in `matched` (a subset). fsum is exactly rounded, so the
+    result does not depend on set order (hash seed)."""
+    weights = {t: weight(t) for t in terms}
+    total = math.fsum(weights.values())
+    return math.fsum(weights[t] for t in matched) / total if total else 0.0
 
 
 def _bound(text: str, keys: frozenset[str]) -> set[str]:
