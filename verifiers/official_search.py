@@ -106,6 +106,7 @@ _CONTROL = re.compile(r"\b(def|class|for|while|return|if)\b")
 _PLAIN_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _DEF_WORD = re.compile(r"\b(def|class)\b")
 _OPENS_WITH_PAREN = re.compile(r"\s*\(")
+_NO_CALLS: tuple[frozenset[str], bool] = (frozenset(), False)  # a line without `(`
 _DEF_AT_END = re.compile(r"\b(def|class)\s*$")  # may be continued on the next line
 _WORD_PARTS = re.compile(r"[_+-]+")
 _DIGIT = re.compile(r"\d")
@@ -658,7 +659,9 @@ class OfficialSearch:
             names: set[str] = set()
             for i in range(window.start - 1, min(window.end, len(lines))):
                 if marks[i] is None:
-                    marks[i] = (_called(lines[i]), bool(_OPENS_WITH_PAREN.match(lines[i])))
+                    line = lines[i]
+                    marks[i] = _NO_CALLS if "(" not in line else (
+                        _called(line), bool(_OPENS_WITH_PAREN.match(line)))
                 line_names, opens_with_paren = marks[i]
                 if opens_with_paren and i > window.start - 1:
                     # `\s*\(` crosses lines: a call may name its function on an earlier line.
@@ -678,7 +681,8 @@ class OfficialSearch:
 
     def _add_definitions(self, found: dict[_Window, str]) -> None:
         """Round three: the definitions of functions the windows call (relevance direct)."""
-        names = set().union(*(self._calls(window) for window in found))
+        names = set().union(*(window.calls if window.calls is not None else self._calls(window)
+                              for window in found))
         for name in sorted(names)[:6]:
             self._add(found, ("definition", name), 10, "direct")
 
