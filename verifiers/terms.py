@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import chain
 
 GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon",
@@ -128,7 +129,7 @@ def terms(text: str) -> list[str]:
 @lru_cache(maxsize=100_000)
 def term_set(text: str) -> frozenset[str]:
     """The distinct terms of `text` (cached: code repeats many lines)."""
-    return frozenset(terms(text))
+    return frozenset(chain.from_iterable(map(word_terms, _WORD.findall(replace_symbols(text)))))
 
 
 _PROPER = re.compile(r"\b(?:[A-Z][a-z]*[A-Z0-9][\w-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-\d[\w-]*)")
