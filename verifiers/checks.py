@@ -125,6 +125,16 @@ class _RepoView:
 
     def __init__(self, index: RepoIndex) -> None:
         self.index = index
+        self._in_code: dict[str, bool] = {}
+
+    def in_compact_code(self, name: str) -> bool:
+        """Whether the executable code, compacted (see `_compact`), holds `name` compacted
+        (cached: claims of one paper name the same datasets and baselines)."""
+        found = self._in_code.get(name)
+        if found is None:
+            compact = _compact(name)
+            found = self._in_code[name] = bool(compact) and compact in self.compact_code
+        return found
 
     @cached_property
     def code_terms(self) -> set[str]:
@@ -246,7 +256,7 @@ def check_claim(index: RepoIndex, claim: Claim, k: int = 8,
     in_code = [n for n in nums if n in rv.code_numbers]
     function, coverage = best_function(rv, query.weights)
     entities = query.entities if claim.dimension in (Dimension.D3, Dimension.D1) else []
-    ent_code = [e for e in entities if _compact(e) and _compact(e) in rv.compact_code]
+    ent_code = [e for e in entities if rv.in_compact_code(e)]
     phases, found, order = check_phases(rv, query) if claim.dimension == Dimension.D4 else (
         0, [], None)
     top = windows[0] if windows else None

@@ -141,5 +141,10 @@ def named_entities(text: str) -> list[str]:
     Returns:
         Distinct names in order, as written (callers compare them through `terms`).
     """
+    return list(_named_entities(text))
+
+
+@lru_cache(maxsize=4096)  # a claim is checked against every repository of its paper
+def _named_entities(text: str) -> tuple[str, ...]:
     found = [m.group(0).strip("-") for m in _PROPER.finditer(replace_symbols(text))]
-    return list(dict.fromkeys(name for name in found if len(name) > 1))
+    return tuple(dict.fromkeys(name for name in found if len(name) > 1))
