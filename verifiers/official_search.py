@@ -643,15 +643,15 @@ class OfficialSearch:
             marks = self._def_marks[file] = [
                 1 if _DEF.search(line) else 2 if _DEF_AT_END.search(line) else 0
                 for line in self.index.files[file].lines]
-        marks = marks[start - 1:end]
-        if 1 in marks:
+        in_window = marks[start - 1:end]
+        if 1 in in_window:
             return True
         # `\s+` crosses lines: a `def` ending a line may name its function on the next one.
-        return 2 in marks[:-1] and _DEF.search(snippet) is not None
+        return 2 in in_window[:-1] and _DEF.search(snippet) is not None
 
     def _calls(self, window: _Window) -> frozenset[str]:
-        """Names the window calls, that round three looks up: read on first use (windows only
-        round three finds never need them), from per-line names kept per file (windows
+        """The names a window calls that round three looks up: read on first use (windows
+        only round three finds never need them), from per-line names kept per file (windows
         overlap: most lines are in several)."""
         if window.calls is None:
             lines = self.index.files[window.file].lines
@@ -681,6 +681,7 @@ class OfficialSearch:
 
     def _add_definitions(self, found: dict[_Window, str]) -> None:
         """Round three: the definitions of functions the windows call (relevance direct)."""
+        # Known calls read inline: this runs for every window found for every claim.
         names = set().union(*(window.calls if window.calls is not None else self._calls(window)
                               for window in found))
         for name in sorted(names)[:6]:

@@ -188,8 +188,8 @@ class _WindowFacts:
 
 
 def snippet_terms(index: RepoIndex, items: Sequence[Item]) -> set[str]:
-    """The terms of the items' snippets, from the index's per-line term sets (a term never
-    spans two lines, and a snippet is its file's lines `start`..`end`)."""
+    """The terms of the snippets of items from this index's search, from its per-line term sets
+    (a term never spans two lines, and such a snippet is its file's lines `start`..`end`)."""
     return set().union(*(line for item in items
                          for line in index.line_terms[item.file][item.start - 1:item.end]))
 
@@ -234,8 +234,8 @@ def _share(part: int, whole: int) -> float:
 
 
 def _weighted(terms: frozenset[str], matched: set[str], weight) -> float:
-    """Weighted share of `terms` in `matched` (a subset). fsum is exactly rounded, so the
-    result does not depend on set order (hash seed)."""
+    """The share of the terms' total weight that `matched` (a subset of them) carries. fsum is
+    exactly rounded, so the result does not depend on set order (hash seed)."""
     weights = {t: weight(t) for t in terms}
     total = math.fsum(weights.values())
     return math.fsum(weights[t] for t in matched) / total if total else 0.0
