@@ -124,6 +124,7 @@ def test_called_names_agree_with_the_regex_on_every_window(tmp_path: Path) -> No
              "", "(a, b) = split_data(z)", "total = reduce_sum(", "    values)", "super().run()"]
     search = search_over(tmp_path, {"m.py": "\n".join(lines) + "\n"})
     called = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
     def window(start: int, end: int) -> _Window:
         snippet = "\n".join(lines[start - 1:end])
         return _Window("m.py", start, end, "code", snippet, snippet, 0, "m", ("m.py", ""))
