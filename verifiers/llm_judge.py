@@ -246,7 +246,6 @@ class LLMJudge:
         self.model = model
         self._name = name or f"llm:{_model_name(model)}"
         self.evidence = evidence or default_evidence(evidence_per_claim)
-        self.uses_default_evidence = evidence is None
         self.batch_size = batch_size
         self.evidence_per_claim = evidence_per_claim
         self.max_attempts = max_attempts

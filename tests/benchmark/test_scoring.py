@@ -371,7 +371,10 @@ def test_evidence_choice_reaches_the_llm_judge(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("OPENAI_API_KEY", "not-used")
     judge = make_judge("llm:openai-compatible:some-model", "http://localhost:9",
                        evidence="official")
-    assert isinstance(judge, LLMJudge) and not judge.uses_default_evidence
+    assert isinstance(judge, LLMJudge)
+    assert judge.evidence.__qualname__.startswith("official_evidence.")
+    default = make_judge("llm:openai-compatible:some-model", "http://localhost:9")
+    assert default.evidence.__qualname__.startswith("default_evidence.")
     assert make_judge("offline", evidence="official").name.startswith("offline")
     with pytest.raises(JudgeSpecError, match="evidence 'nearby'"):
         make_judge("llm:openai-compatible:some-model", "http://localhost:9", evidence="nearby")
