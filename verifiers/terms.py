@@ -9,6 +9,7 @@ and "learning rate" share the terms `learn`, `rate`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from itertools import chain
 
@@ -120,16 +121,17 @@ def terms(text: str) -> list[str]:
     Returns:
         Lower-case stemmed terms; stopwords, single letters and pure numbers are left out.
     """
-    out: list[str] = []
-    for word in _WORD.findall(replace_symbols(text)):
-        out.extend(word_terms(word))
-    return out
+    return list(_each_term(text))
 
 
 @lru_cache(maxsize=100_000)
 def term_set(text: str) -> frozenset[str]:
     """The distinct terms of `text` (cached: code repeats many lines)."""
-    return frozenset(chain.from_iterable(map(word_terms, _WORD.findall(replace_symbols(text)))))
+    return frozenset(_each_term(text))
+
+
+def _each_term(text: str) -> Iterator[str]:
+    return chain.from_iterable(map(word_terms, _WORD.findall(replace_symbols(text))))
 
 
 _PROPER = re.compile(r"\b(?:[A-Z][a-z]*[A-Z0-9][\w-]*|[A-Z]{2,}[\w-]*|[A-Za-z]+-\d[\w-]*)")
