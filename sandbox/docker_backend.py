@@ -212,9 +212,11 @@ class DockerSandbox(WorkspaceFiles):
             str(self.workspace.path): {"bind": WORKSPACE, "mode": "rw"},
             str(self.workspace.ctl): {"bind": CONTROL, "mode": "ro"},
         }
+        binds = [f"{self.workspace.path}:{alias}:rw" for alias in self.spec.workspace_aliases]
         for mount in self.spec.mounts:
             volumes[str(Path(mount.source).resolve())] = {
                 "bind": mount.target, "mode": "ro" if mount.read_only else "rw"}
+        binds += [f"{source}:{spec['bind']}:{spec['mode']}" for source, spec in volumes.items()]
         return {
             "user": f"{SANDBOX_UID}:{SANDBOX_GID}",
             "network_mode": "bridge" if self.spec.network else "none",
@@ -222,7 +224,7 @@ class DockerSandbox(WorkspaceFiles):
             "nano_cpus": int(limits.cpus * 1e9), "pids_limit": limits.pids,
             "cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "read_only": True,
             "tmpfs": {"/tmp": f"size={limits.tmp_mb}m,mode=1777,nosuid,nodev"},
-            "volumes": volumes, "working_dir": WORKSPACE, "environment": {},
+            "volumes": binds, "working_dir": WORKSPACE, "environment": {},
             "hostname": "sandbox", "labels": {LABEL: "1", f"{LABEL}.owner": owner_tag()},
         }
 

@@ -152,6 +152,8 @@ class LocalSandbox(WorkspaceFiles):
         args += ["--proc", "/proc", "--dev", "/dev",
                  "--size", str(self.spec.limits.tmp_mb << 20), "--tmpfs", "/tmp",
                  "--bind", str(self.workspace.path), WORKSPACE]
+        for alias in self.spec.workspace_aliases:
+            args += ["--bind", str(self.workspace.path), alias]
         for mount in self.spec.mounts:
             args += ["--ro-bind" if mount.read_only else "--bind",
                      str(Path(mount.source).resolve()), mount.target]

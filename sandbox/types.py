@@ -106,6 +106,9 @@ class SandboxSpec(BaseModel):
         mounts: extra host directories bound in (the workspace is always private).
         network: False (default) gives the sandbox nothing but its own loopback.
         allow_unsafe: local backend only; run without isolation when bubblewrap is missing.
+        workspace_aliases: absolute paths where the workspace is mounted a second time, so
+            agents can use fixed paths such as /home/paper and /home/submission (both name
+            /workspace's folders; nothing else of the host appears there).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -116,6 +119,17 @@ class SandboxSpec(BaseModel):
     mounts: tuple[Mount, ...] = ()
     network: bool = False
     allow_unsafe: bool = False
+    workspace_aliases: tuple[str, ...] = ()
+
+    @field_validator("workspace_aliases")
+    @classmethod
+    def _aliases_absolute(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        for value in values:
+            path = PurePosixPath(value)
+            if not path.is_absolute() or ".." in path.parts or str(path) in ("/", WORKSPACE):
+                raise ValueError(f"workspace alias must be an absolute path other than / and "
+                                 f"{WORKSPACE}, without '..': {value!r}")
+        return tuple(str(PurePosixPath(value)) for value in values)
 
 
 class ExecResult(BaseModel):

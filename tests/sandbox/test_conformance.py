@@ -230,3 +230,20 @@ def test_extra_mounts_are_read_only_by_default(backend: str, shared_dir: Path) -
 def test_mount_target_must_be_absolute() -> None:
     with pytest.raises(ValueError, match="absolute"):
         Mount(source="/tmp", target="relative/dir")
+
+
+def test_workspace_aliases_show_the_workspace_at_fixed_paths(backend: str) -> None:
+    spec = SandboxSpec(backend=backend, limits=TEST_LIMITS, workspace_aliases=("/home",))
+    with open_sandbox(spec) as sandbox:
+        sandbox.write_file("paper/paper.md", "# Title\n")
+        assert sandbox.exec("cat /home/paper/paper.md").stdout == "# Title\n"
+        assert sandbox.exec("mkdir -p /home/submission && echo ok > /home/submission/a.txt").ok
+        assert sandbox.read_file("submission/a.txt") == b"ok\n"
+        # Nothing of the host's own /home shows through the alias.
+        assert sorted(sandbox.exec("ls /home").stdout.split()) == ["paper", "submission"]
+
+
+def test_workspace_alias_must_be_absolute_and_not_the_root() -> None:
+    for bad in ("home", "/", "/workspace", "/a/../b"):
+        with pytest.raises(ValueError, match="workspace alias"):
+            SandboxSpec(workspace_aliases=(bad,))
