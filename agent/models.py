@@ -2,7 +2,8 @@
 
 Spec strings name a provider and a model: `anthropic:claude-sonnet-4-6`, `openai:gpt-4o`,
 `openai-compatible:deepseek-v4-pro` (any server speaking the OpenAI chat API; its base URL comes
-from the `base_url` argument or `OPENAI_BASE_URL`). A new provider is one factory in `PROVIDERS`.
+from the `base_url` argument or `OPENAI_BASE_URL`), `replay:PATH` (a recorded run's replies).
+A new provider is one factory in `PROVIDERS`.
 Construction never touches the network; keys are read from the providers' usual variables.
 """
 
@@ -57,10 +58,20 @@ def _openai_compatible(spec: ModelSpec, options: dict[str, Any]) -> BaseChatMode
     return ChatOpenAI(model=spec.model, base_url=spec.base_url, **options)
 
 
+def _replay(spec: ModelSpec, options: dict[str, Any]) -> BaseChatModel:
+    """A recorded run's replies (`replay:PATH`, PATH its folder or its messages.jsonl)."""
+    from pathlib import Path
+
+    from sabench.agent.replay import replay_model
+
+    return replay_model(Path(spec.model))
+
+
 PROVIDERS: dict[str, ModelFactory] = {
     "anthropic": _anthropic,
     "openai": _openai,
     "openai-compatible": _openai_compatible,
+    "replay": _replay,
 }
 
 

@@ -62,3 +62,21 @@ class UsageTotals(BaseModel):
     def __add__(self, other: UsageTotals) -> UsageTotals:
         return UsageTotals(**{name: getattr(self, name) + getattr(other, name)
                               for name in UsageTotals.model_fields})
+
+
+class Budget(BaseModel):
+    """Limits of one run, checked before every model call; None means no limit.
+
+    Tokens count what the provider reports (cached prompt tokens included in `input_tokens`);
+    seconds are the run's active wall-clock time summed over resumes, so a run resumed a day
+    later is not charged for the pause.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    tokens: int | None = Field(default=None, ge=0, description="input + output tokens")
+    dollars: float | None = Field(default=None, ge=0)
+    seconds: float | None = Field(default=None, ge=0)
+    calls: int | None = Field(default=None, ge=0, description="model calls")

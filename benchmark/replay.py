@@ -1,0 +1,188 @@
+"""Replay a recorded SA-Bench run through our scaffold graph and measure its fidelity.
+
+The recorded model replies are served by `ReplayChatModel`; every tool call they make is
+executed for real in our sandbox, at the paths the recorded run used (/home/paper,
+/home/submission). If our tools behave like the original's, the repository we end with is the
+released one, byte for byte. `replay_run` runs the replay inside the evaluation graph (so it
+writes OUT/repo/ and OUT/record.json like `reproduce`, and resumes the same way) and then
+compares: files of the released repository written byte-identical, and tool outputs against the
+recorded ones, each difference with the reason we can tell.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sabench.agent.journal import RunJournal
+from sabench.agent.replay import RecordingError, load_recorded_messages
+from sabench.benchmark.reproduce import RunRequest, reproduce
+from sabench.sandbox.types import Limits
+
+#: How a recorded run shows which scaffold made it.
+SCAFFOLD_MARKERS = (("messages.jsonl", "basic"), ("planning_response.json", "papercoder"))
+#: Replays run until the recording ends: the recorded run's own limits already applied.
+REPLAY_OPTIONS: dict[str, Any] = {"max_steps": 1_000_000, "time_limit_s": None}
+REWRITTEN = re.compile(r"^\[rewritten\] .*\n", re.MULTILINE)
+WORKSPACE_PATH = re.compile(r"(/[^\s'\"]*?)/workspace/(repo|paper)\b")
+
+
+def scaffold_of(run_dir: Path) -> str:
+    """The scaffold that made a recorded run, read from its files."""
+    for marker, scaffold in SCAFFOLD_MARKERS:
+        if (run_dir / marker).is_file():
+            return scaffold
+    raise RecordingError(f"{run_dir}: not a recorded run (no messages.jsonl or "
+                         f"planning_response.json)")
+
+
+def paper_id_of(run_dir: Path) -> str:
+    meta = run_dir / "meta.json"
+    if meta.is_file():
+        try:
+            return str(json.loads(meta.read_text()).get("case_id") or run_dir.name)
+        except ValueError:
+            pass
+    return run_dir.name
+
+
+def replay_run(run_dir: Path, papers: Path, out: Path, *, released: Path | None = None,
+               thread: str | None = None, backend: str = "docker", judge: str | None = None,
+               options: dict[str, Any] | None = None,
+               on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Replay one recorded run; returns its fidelity report (the record is in OUT)."""
+    run_dir = Path(run_dir)
+    scaffold = scaffold_of(run_dir)
+    paper_id = paper_id_of(run_dir)
+    paper_dir = Path(papers) / paper_id
+    if not paper_dir.is_dir() and (Path(papers) / "papers" / paper_id).is_dir():
+        paper_dir = Path(papers) / "papers" / paper_id
+    request = RunRequest(paper_dir=paper_dir, scaffold=scaffold, model=f"replay:{run_dir}",
+                         out=Path(out), thread=thread, judge=judge, backend=backend,
+                         options={**REPLAY_OPTIONS, **(options or {})},
+                         limits=Limits(timeout_s=60.0))
+    record = reproduce(request, on_event)
+    report = fidelity(run_dir, Path(out), released)
+    report.update(paper_id=paper_id, scaffold=scaffold, stop_reason=record.get("stop_reason"),
+                  status=record.get("status"), model_calls=record.get("requests"))
+    return report
+
+
+def fidelity(run_dir: Path, out: Path, released: Path | None) -> dict[str, Any]:
+    """Files and tool outputs of a finished replay against the recording and the release."""
+    recorded = load_recorded_messages(run_dir)
+    report: dict[str, Any] = {
+        "recorded_calls": sum(1 for m in recorded if m["role"] == "assistant")}
+    report.update(tool_differences(recorded, RunJournal(out / "journal").tool_results(),
+                                   original_root(run_dir, recorded)))
+    if released is not None:
+        report.update(compare_files(Path(released), out / "repo", original_root(run_dir,
+                                                                                 recorded)))
+    return report
+
+
+# ------------------------------------------------------------------------------- files
+
+
+def compare_files(released: Path, ours: Path, root: str | None) -> dict[str, Any]:
+    """Which released files we wrote byte-identical, and why the others differ."""
+    names = sorted(p.relative_to(released).as_posix() for p in released.rglob("*")
+                   if p.is_file() and not p.is_symlink())
+    differing = []
+    for name in names:
+        reason = file_difference(released / name, ours / name, root)
+        if reason is not None:
+            differing.append({"file": name, "reason": reason})
+    same = len(names) - len(differing)
+    return {"files_released": len(names), "files_identical": same,
+            "share_identical": round(same / len(names), 4) if names else None,
+            "files_differing": differing}
+
+
+def file_difference(theirs: Path, ours: Path, root: str | None) -> str | None:
+    """None when identical, else the reason we can tell."""
+    if not ours.is_file():
+        return "missing"
+    want, got = theirs.read_bytes(), ours.read_bytes()
+    if want == got:
+        return None
+    if root and want == got.replace(b"/home/submission", f"{root}/workspace/repo".encode()
+                                    ).replace(b"/home/paper", f"{root}/workspace/paper".encode()):
+        return "paths: the original rewrote /home/... inside the file's text"
+    if want.rstrip() == got.rstrip():
+        return "trailing whitespace"
+    return "content"
+
+
+# ------------------------------------------------------------------------------- tool outputs
+
+
+def original_root(run_dir: Path, recorded: list[dict[str, Any]]) -> str | None:
+    """The host folder the original run's /home paths were rewritten to (its run root)."""
+    for message in recorded:
+        if message["role"] == "tool":
+            match = WORKSPACE_PATH.search(message.get("content") or "")
+            if match:
+                return match.group(1)
+    return None
+
+
+def normalise(text: str, root: str | None) -> str:
+    """A recorded tool output as our tools would show it: no `[rewritten]` line, and the
+    original host paths mapped back to /home."""
+    text = REWRITTEN.sub("", text)
+    if root:
+        text = text.replace(f"{root}/workspace/repo", "/home/submission")
+        text = text.replace(f"{root}/workspace/paper", "/home/paper")
+        text = text.replace(f"{root}/workspace", "/home")
+    return text
+
+
+def tool_differences(recorded: list[dict[str, Any]], ours: dict[str, str],
+                     root: str | None) -> dict[str, Any]:
+    """Count tool outputs that differ from the recording (after path mapping), by tool and
+    by the kind of difference."""
+    names = {call["id"]: call["function"]["name"] for m in recorded
+             for call in (m.get("tool_calls") or [])}
+    kinds: Counter[str] = Counter()
+    by_tool: Counter[str] = Counter()
+    examples: list[dict[str, str]] = []
+    compared = 0
+    for message in recorded:
+        if message["role"] != "tool" or message.get("tool_call_id") not in ours:
+            continue
+        compared += 1
+        want = normalise(message.get("content") or "", root)
+        got = ours[message["tool_call_id"]]
+        kind = difference_kind(want, got, names.get(message["tool_call_id"], "?"))
+        if kind is None:
+            continue
+        kinds[kind] += 1
+        by_tool[names.get(message["tool_call_id"], "?")] += 1
+        if len(examples) < 5:
+            examples.append({"id": message["tool_call_id"], "kind": kind,
+                             "recorded": want[:300], "ours": got[:300]})
+    return {"tool_outputs_compared": compared, "tool_output_diffs": sum(kinds.values()),
+            "tool_output_diff_kinds": dict(kinds), "tool_output_diffs_by_tool": dict(by_tool),
+            "tool_output_diff_examples": examples}
+
+
+def difference_kind(want: str, got: str, tool: str) -> str | None:
+    """None when equal, else the first explanation that fits."""
+    if want == got:
+        return None
+    if want.replace("] repo", "] submission", 1) == got:
+        return "folder_name"  # the reader names /home/submission as our layout does
+    if "...[output truncated]..." in want or "...[output truncated]..." in got:
+        return "truncation"
+    if sorted(want.splitlines()) == sorted(got.splitlines()):
+        return "order"
+    if want.startswith("ToolError") or got.startswith("ToolError"):
+        return "error"
+    if tool == "bash" and want.split("[stdout]")[0] != got.split("[stdout]")[0]:
+        return "exit_code"
+    return "output"
