@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from sabench.agent import budget as budgets
 from sabench.agent.context import RunContext
+from sabench.agent.replay import TURN_KEY
 from sabench.agent.types import UsageTotals
 from sabench.agent.usage import model_name_of, totals_of, usage_of
 
@@ -47,7 +48,9 @@ def call_model(context: RunContext, state: dict[str, Any], messages: Sequence[Ba
     runnable = context.model.bind_tools(list(tools), **bind) if tools else context.model
     context.journal.request_sent(label)
     started = time.perf_counter()
-    reply = runnable.invoke(list(messages), config={"callbacks": [context.recorder]})
+    turn = int((state.get("usage") or {}).get("calls", 0))
+    reply = runnable.invoke(list(messages), config={
+        "callbacks": [context.recorder], "metadata": {TURN_KEY: turn}})
     seconds = time.perf_counter() - started
     if not isinstance(reply, AIMessage):
         raise TypeError(f"the model answered with {type(reply).__name__}, not an AI message")

@@ -1,9 +1,13 @@
 """A chat model that serves a recorded run's assistant messages.
 
-It is stateless: the reply it serves is chosen by the conversation it is given. Every reply it
-serves carries the id `replay-<index>`, and the next reply is the one after the newest such id
-in the conversation (the first one when there is none). So it survives pruning of old messages
-and a resume in a new process exactly like a real model would: the conversation is the state.
+It is stateless: the reply it serves is chosen by the request it is given. When the request's
+metadata carries `sabench_turn` (how many model calls the run has made: `call_model` sets it
+from the checkpointed state), that is the index served. Otherwise every reply it serves carries
+the id `replay-<index>`, and the next reply is the one after the newest such id in the
+conversation (the first one when there is none). Either way it survives a resume in a new
+process like a real model would. The turn number is needed when a scaffold prunes its window
+so that the newest reply falls out (BasicAgent's pruning can drop it): the conversation alone no
+longer says how far the run has come.
 
 Recordings are in the SA-Bench release layout: `messages.jsonl` (one `{"time", "message"}` per
 line; assistant messages with OpenAI-style `tool_calls`) and, beside it, `meta.json` whose
@@ -25,6 +29,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 REPLY_ID = re.compile(r"^replay-(\d+)$")
+#: Request metadata key holding the number of model calls a run has made.
+TURN_KEY = "sabench_turn"
 
 
 class RecordingEnded(Exception):
@@ -52,7 +58,8 @@ class ReplayChatModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None,
                   **kwargs: Any) -> ChatResult:
-        index = next_index(messages)
+        turn = (run_manager.metadata or {}).get(TURN_KEY) if run_manager else None
+        index = int(turn) if turn is not None else next_index(messages)
         if index >= len(self.replies):
             raise RecordingEnded(f"the recording has {len(self.replies)} replies; "
                                  f"reply {index + 1} was asked for")

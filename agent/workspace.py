@@ -40,13 +40,17 @@ class AgentWorkspace:
         spec: the sandbox to open (its `workspace_aliases` gain `/home`).
         paper_dir: the paper's folder; only `PAPER_FILES` are copied in.
         mirror: host folder that always holds the submission as of the last `save()`.
+        links: extra names in /home for the scaffold's folders, e.g. {"repo": "submission"}
+            for a scaffold whose original called its submission folder `repo`.
     """
 
-    def __init__(self, spec: SandboxSpec, paper_dir: Path, mirror: Path) -> None:
+    def __init__(self, spec: SandboxSpec, paper_dir: Path, mirror: Path,
+                 links: Mapping[str, str] | None = None) -> None:
         aliases = tuple(dict.fromkeys((*spec.workspace_aliases, HOME)))
         self.spec = spec.model_copy(update={"workspace_aliases": aliases})
         self.paper_dir = Path(paper_dir)
         self.mirror = Path(mirror)
+        self.links = dict(links or {})
         self._sandbox: Sandbox | None = None
         self._lock = threading.Lock()
 
@@ -66,6 +70,8 @@ class AgentWorkspace:
                 if source.is_file():
                     sandbox.write_file(f"paper/{name}", source.read_bytes())
             sandbox.exec(["mkdir", "-p", "submission"])
+            for name, target in self.links.items():
+                sandbox.exec(["ln", "-sfn", target, name])
             if self.mirror.is_dir():
                 sandbox.copy_in(self.mirror, "submission")
         except BaseException:

@@ -175,8 +175,6 @@ def difference_kind(want: str, got: str, tool: str) -> str | None:
     """None when equal, else the first explanation that fits."""
     if want == got:
         return None
-    if want.replace("] repo", "] submission", 1) == got:
-        return "folder_name"  # the reader names /home/submission as our layout does
     if "...[output truncated]..." in want or "...[output truncated]..." in got:
         return "truncation"
     if sorted(want.splitlines()) == sorted(got.splitlines()):

@@ -160,10 +160,12 @@ def tools(state: BasicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     assert call is not None, "the router sends only replies with unanswered calls here"
     started = time.perf_counter()
     context = runtime.context
-    if call["name"] not in REPEATABLE and context.journal.was_started(call["id"]):
+    # Keyed by the reply's id too: some servers number tool calls anew in every reply.
+    started_key = f"{call['message_id']}:{call['id']}"
+    if call["name"] not in REPEATABLE and context.journal.was_started(started_key):
         text, submitted = INTERRUPTED, None
     else:
-        context.journal.tool_started(call["id"])
+        context.journal.tool_started(started_key)
         text, submitted = run_tool(call, context, options_of(context))
         if call["name"] == "bash":
             context.workspace.save()
@@ -211,7 +213,7 @@ def next_call(messages: list[BaseMessage]) -> dict[str, Any] | None:
         elif isinstance(message, AIMessage):
             for call in ordered_calls(message):
                 if call["id"] not in answered:
-                    return call
+                    return {**call, "message_id": message.id}
             return None
         else:
             return None
@@ -266,7 +268,7 @@ def read_file_chunk(context: RunContext, options: dict[str, Any], path: str,
     """The original's pager: no character cap, a sorted listing for a folder."""
     rel = workspace_path(path)
     sandbox = context.workspace.sandbox
-    shown = rel if rel != "." else "."
+    shown = shown_path(rel)
     try:
         data = sandbox.read_file(rel)
     except IsADirectoryError:
@@ -279,6 +281,14 @@ def read_file_chunk(context: RunContext, options: dict[str, Any], path: str,
     chosen = lines[start - 1:start - 1 + max(0, int(num_lines))]
     body = "\n".join(f"{start + i}: {line}" for i, line in enumerate(chosen))
     return f"[file] {shown}\n{body}"
+
+
+def shown_path(rel: str) -> str:
+    """The header path the original printed: relative to the workspace, whose submission
+    folder it called `repo`."""
+    if rel == "submission" or rel.startswith("submission/"):
+        return "repo" + rel[len("submission"):]
+    return rel
 
 
 def search_file(context: RunContext, options: dict[str, Any], pattern: str, path: str) -> str:
@@ -344,6 +354,9 @@ class BasicAgent:
     """The registered scaffold `basic`."""
 
     name = "basic"
+    #: The original's workspace held `paper/` and `repo/` and ran commands there, so models
+    #: wrote `repo/...` relative paths: /home/repo is the submission folder too.
+    workspace_links = {"repo": "submission"}
     description = ("BasicAgent: a ReAct tool loop (bash, paged reader, search, submit), "
                    "static, 30 s commands, step and time limits")
 
