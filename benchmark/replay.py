@@ -67,8 +67,10 @@ def replay_run(run_dir: Path, papers: Path, out: Path, *, released: Path | None 
                          limits=Limits(timeout_s=60.0))
     record = reproduce(request, on_event)
     report = fidelity(run_dir, Path(out), released)
+    # Replies served; `requests` also counts the one that found the recording at its end.
     report.update(paper_id=paper_id, scaffold=scaffold, stop_reason=record.get("stop_reason"),
-                  status=record.get("status"), model_calls=record.get("requests"))
+                  status=record.get("status"), requests=record.get("requests"),
+                  model_calls=(record.get("usage") or {}).get("calls", 0))
     return report
 
 

@@ -28,7 +28,9 @@ IMAGE_ENV = "SABENCH_SANDBOX_IMAGE"
 MIRROR_ENV = "SABENCH_DEBIAN_MIRROR"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DOCKERFILE = Path(__file__).with_name("Dockerfile")
-BASE_PACKAGES = ("python3", "python3-numpy", "python3-scipy", "python3-yaml")
+#: `python-is-python3`: agents (and the recorded baseline runs) call `python`, not `python3`.
+BASE_PACKAGES = ("python3", "python-is-python3", "python3-numpy", "python3-scipy",
+                 "python3-yaml")
 TORCH_PACKAGES = ("python3-torch",)
 #: Bump when the build steps below change in a way that changes the image.
 RECIPE_VERSION = 1
