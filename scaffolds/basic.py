@@ -243,7 +243,7 @@ def run_tool(call: dict[str, Any], context: RunContext,
     try:
         if name == "submit":
             summary = str(args.get("summary", ""))
-            return json.dumps({"submitted": True, "summary": summary}), summary
+            return json.dumps({"submitted": True, "summary": summary}, ensure_ascii=False), summary
         if name not in RUNNERS:
             return f"ToolError: unknown tool {name!r} (tools: bash, read_file_chunk, " \
                    f"search_file, submit)", None
