@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,10 +29,15 @@ IMAGE_ENV = "SABENCH_SANDBOX_IMAGE"
 MIRROR_ENV = "SABENCH_DEBIAN_MIRROR"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DOCKERFILE = Path(__file__).with_name("Dockerfile")
-#: `python-is-python3`: agents (and the recorded baseline runs) call `python`, not `python3`.
-BASE_PACKAGES = ("python3", "python-is-python3", "python3-numpy", "python3-scipy",
-                 "python3-yaml")
+#: `python-is-python3` and `git`: agents (and the recorded baseline runs) call `python`, not
+#: `python3`, and run `git init` in their submission.
+BASE_PACKAGES = ("python3", "python-is-python3", "git", "python3-numpy", "python3-scipy",
+                 "python3-yaml", "python3-pip")
 TORCH_PACKAGES = ("python3-torch",)
+#: From PyPI, pinned: the plotting library at the version the SA-Bench baseline runs used, so a
+#: figure a replayed run draws has the bytes the original drew (matplotlib bundles its fonts
+#: and FreeType, so its PNGs depend on its version, not on the machine).
+PIP_PACKAGES = ("matplotlib==3.10.3",)
 #: Bump when the build steps below change in a way that changes the image.
 RECIPE_VERSION = 1
 #: Left out of the image: package caches, docs and manuals (nothing needed to run code).
@@ -47,6 +53,7 @@ class Recipe(BaseModel):
     suite: str = "bookworm"
     variant: str = "minbase"
     packages: tuple[str, ...] = BASE_PACKAGES
+    pip_packages: tuple[str, ...] = PIP_PACKAGES
     uid: int = SANDBOX_UID
     gid: int = SANDBOX_GID
     version: int = RECIPE_VERSION
@@ -138,6 +145,7 @@ def build_offline(with_torch: bool = False, force: bool = False,
     with tempfile.TemporaryDirectory(prefix="sabench-rootfs-") as scratch:
         root = Path(scratch) / "root"
         _debootstrap(recipe, root, log)
+        _pip_install(recipe, root, log)
         _finish_rootfs(recipe, root)
         log(f"importing {recipe.tag} into docker")
         _import(client, root, recipe)
@@ -169,6 +177,37 @@ def _debootstrap(recipe: Recipe, root: Path, log: Callable[[str], None]) -> None
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise BackendUnavailable(f"debootstrap failed (exit {done.returncode}): {' | '.join(tail)}")
+
+
+def _pip_install(recipe: Recipe, root: Path, log: Callable[[str], None]) -> None:
+    """Install the recipe's PyPI packages inside the new root.
+
+    The wheels are downloaded by the host's pip (which knows the host's proxy and certificates)
+    for the image's Python, then installed in the root from that folder with no network.
+    """
+    if not recipe.pip_packages:
+        return
+    log(f"pip install {', '.join(recipe.pip_packages)}")
+    wheels = root / "tmp" / "wheels"
+    wheels.mkdir(parents=True)
+    try:
+        _run_pip([sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:",
+                  "--platform", "manylinux_2_17_x86_64", "--python-version", "3.11",
+                  "--implementation", "cp", "--abi", "cp311", "--dest", str(wheels),
+                  *recipe.pip_packages], "download")
+        _run_pip(["chroot", str(root), "python3", "-m", "pip", "install", "--quiet",
+                  "--no-index", "--find-links", "/tmp/wheels", "--break-system-packages",
+                  "--root-user-action=ignore", *recipe.pip_packages], "install")
+    finally:
+        shutil.rmtree(wheels, ignore_errors=True)
+
+
+def _run_pip(command: list[str], what: str) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-2:]
+        raise BackendUnavailable(f"pip {what} for the image failed (exit {done.returncode}): "
+                                 f"{' | '.join(tail)}")
 
 
 def _finish_rootfs(recipe: Recipe, root: Path) -> None:

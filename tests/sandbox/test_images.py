@@ -42,5 +42,8 @@ def test_default_image_runs_the_recipe_packages() -> None:
         result = box.exec(["python3", "-c", "import numpy, scipy, yaml, sys; "
                            "print(sys.version_info[:2] >= (3, 11), numpy.ones(3).sum())"])
         user = box.exec(["id", "-un"]).stdout.strip()
+        tools = box.exec("python -c 'import matplotlib; print(matplotlib.__version__)' && "
+                         "git --version >/dev/null && echo git")
     assert result.stdout == "True 3.0\n", result.stderr
     assert user == "sandbox"
+    assert tools.stdout == "3.10.3\ngit\n", tools.stderr
