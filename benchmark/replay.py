@@ -27,7 +27,6 @@ from sabench.sandbox.types import Limits
 SCAFFOLD_MARKERS = (("messages.jsonl", "basic"), ("planning_response.json", "papercoder"))
 #: Replays run until the recording ends: the recorded run's own limits already applied.
 REPLAY_OPTIONS: dict[str, Any] = {"max_steps": 1_000_000, "time_limit_s": None}
-REWRITTEN = re.compile(r"^\[rewritten\] .*\n", re.MULTILINE)
 WORKSPACE_PATH = re.compile(r"(/[^\s'\"]*?)/workspace/(repo|paper)\b")
 
 
@@ -61,10 +60,15 @@ def replay_run(run_dir: Path, papers: Path, out: Path, *, released: Path | None 
     paper_dir = Path(papers) / paper_id
     if not paper_dir.is_dir() and (Path(papers) / "papers" / paper_id).is_dir():
         paper_dir = Path(papers) / "papers" / paper_id
+    root = original_root(run_dir, load_recorded_messages(run_dir))
+    # Commands run where the original ran them, so the paths it wrote into files and printed
+    # in outputs are the same (see `host_view` in scaffolds/basic.py).
+    layout = {"original_root": root} if root else {}
     request = RunRequest(paper_dir=paper_dir, scaffold=scaffold, model=f"replay:{run_dir}",
                          out=Path(out), thread=thread, judge=judge, backend=backend,
-                         options={**REPLAY_OPTIONS, **(options or {})},
-                         limits=Limits(timeout_s=60.0))
+                         options={**REPLAY_OPTIONS, **layout, **(options or {})},
+                         limits=Limits(timeout_s=60.0),
+                         workspace_aliases=(f"{root}/workspace",) if root else ())
     record = reproduce(request, on_event)
     report = fidelity(run_dir, Path(out), released)
     # Replies served; `requests` also counts the one that found the recording at its end.
@@ -112,9 +116,9 @@ def file_difference(theirs: Path, ours: Path, root: str | None) -> str | None:
     want, got = theirs.read_bytes(), ours.read_bytes()
     if want == got:
         return None
-    if root and want == got.replace(b"/home/submission", f"{root}/workspace/repo".encode()
-                                    ).replace(b"/home/paper", f"{root}/workspace/paper".encode()):
-        return "paths: the original rewrote /home/... inside the file's text"
+    if root and (want.replace(f"{root}/workspace/repo".encode(), b"/home/submission")
+                 == got.replace(f"{root}/workspace/repo".encode(), b"/home/submission")):
+        return "paths: the host path in the file's text differs"
     if want.rstrip() == got.rstrip():
         return "trailing whitespace"
     return "content"
@@ -133,17 +137,6 @@ def original_root(run_dir: Path, recorded: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def normalise(text: str, root: str | None) -> str:
-    """A recorded tool output as our tools would show it: no `[rewritten]` line, and the
-    original host paths mapped back to /home."""
-    text = REWRITTEN.sub("", text)
-    if root:
-        text = text.replace(f"{root}/workspace/repo", "/home/submission")
-        text = text.replace(f"{root}/workspace/paper", "/home/paper")
-        text = text.replace(f"{root}/workspace", "/home")
-    return text
-
-
 def tool_differences(recorded: list[dict[str, Any]], ours: dict[str, str],
                      root: str | None) -> dict[str, Any]:
     """Count tool outputs that differ from the recording (after path mapping), by tool and
@@ -158,7 +151,7 @@ def tool_differences(recorded: list[dict[str, Any]], ours: dict[str, str],
         if message["role"] != "tool" or message.get("tool_call_id") not in ours:
             continue
         compared += 1
-        want = normalise(message.get("content") or "", root)
+        want = message.get("content") or ""  # the replay runs at the original's paths
         got = ours[message["tool_call_id"]]
         kind = difference_kind(want, got, names.get(message["tool_call_id"], "?"))
         if kind is None:

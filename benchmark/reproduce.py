@@ -75,6 +75,7 @@ class RunRequest:
     options: dict[str, Any] = field(default_factory=dict)
     checkpoint: str | None = None
     limits: Limits = field(default_factory=Limits)
+    workspace_aliases: tuple[str, ...] = ()
 
 
 def reproduce(request: RunRequest,
@@ -150,7 +151,8 @@ def make_context(request: RunRequest, paper: Any, out: Path,
     model = make_model(request.model, base_url=request.base_url)
     judge = make_judge(request.judge, request.base_url, recorder=recorder) \
         if request.judge else None
-    spec = SandboxSpec(backend=request.backend, image=request.image, limits=request.limits)
+    spec = SandboxSpec(backend=request.backend, image=request.image, limits=request.limits,
+                       workspace_aliases=request.workspace_aliases)
     links = getattr(get_scaffold(request.scaffold), "workspace_links", {})
     workspace = AgentWorkspace(spec, Path(request.paper_dir), out / "work" / "submission",
                                links)

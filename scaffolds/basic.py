@@ -12,7 +12,8 @@ patched to "OK.", and the message window pruned to 200 messages the way the orig
 including its quirk of dropping the newest message when the first user message is restored.
 
 Departures, each for a reason: paths are real inside the sandbox (/home/paper and
-/home/submission), so commands are not rewritten and no `[rewritten]` line is shown; a path
+/home/submission), so commands are not rewritten (the `[rewritten]` line repeats the command;
+replays of recorded runs rewrite as the original did, see `host_view`); a path
 outside the workspace is refused rather than read from the host; an unknown tool name gets an
 error message instead of crashing the run; a command interrupted by a crash of our process is
 not run again on resume (its result says so).
@@ -252,14 +253,39 @@ def run_tool(call: dict[str, Any], context: RunContext,
         return f"ToolError: {exc}", None
 
 
+def host_view(options: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """Where commands run, and how /home paths are rewritten in them.
+
+    Normally the paths are real in the sandbox and nothing is rewritten. A replay of a
+    recorded run sets `original_root` (the host folder the original ran in; the sandbox then
+    shows the workspace there too), and commands are rewritten by plain string substitution
+    exactly as the original did: that rewriting also changed the text of files written by
+    heredocs, and a replay must write the same bytes.
+    """
+    root = options.get("original_root")
+    if not root:
+        return HOME, {}
+    return f"{root}/workspace", {"/home/paper": f"{root}/workspace/paper",
+                                 "/home/submission": f"{root}/workspace/repo",
+                                 "/home/blacklist.txt": f"{root}/blacklist.txt"}
+
+
+def rewrite(text: str, mapping: dict[str, str]) -> str:
+    for prefix, target in mapping.items():
+        text = text.replace(prefix, target)
+    return text
+
+
 def bash(context: RunContext, options: dict[str, Any], command: str) -> str:
     timeout = options["command_timeout_s"]
-    argv = [options["shell"], "-c", command]
-    result = context.workspace.sandbox.exec(argv, cwd=HOME, timeout=timeout)
+    cwd, mapping = host_view(options)
+    rewritten = rewrite(command, mapping)
+    result = context.workspace.sandbox.exec([options["shell"], "-c", rewritten], cwd=cwd,
+                                            timeout=timeout)
     if result.timed_out:
-        raise ToolError(f"Command {command!r} timed out after {timeout:g} seconds")
-    text = (f"$ {command}\n[exit_code] {result.exit_code}\n[stdout]\n{result.stdout}\n"
-            f"[stderr]\n{result.stderr}")
+        raise ToolError(f"Command '{rewritten}' timed out after {timeout:g} seconds")
+    text = (f"$ {command}\n[rewritten] {rewritten}\n[exit_code] {result.exit_code}\n"
+            f"[stdout]\n{result.stdout}\n[stderr]\n{result.stderr}")
     return head_tail(text, options["output_chars"], TRUNCATION_MARK)
 
 
@@ -275,7 +301,8 @@ def read_file_chunk(context: RunContext, options: dict[str, Any], path: str,
         listing = sandbox.exec(["ls", "-1A", f"/workspace/{rel}"], timeout=15)
         return f"[directory] {shown}\n" + "\n".join(sorted(listing.stdout.splitlines()))
     except (FileNotFoundError, PermissionError):
-        return f"File not found: {path}"
+        cwd, mapping = host_view(options)
+        return f"File not found: {rewrite(path, mapping) if path.startswith('/') else path}"
     lines = data.decode("utf-8", errors="replace").splitlines()
     start = max(1, int(start_line))
     chosen = lines[start - 1:start - 1 + max(0, int(num_lines))]
@@ -293,9 +320,10 @@ def shown_path(rel: str) -> str:
 
 def search_file(context: RunContext, options: dict[str, Any], pattern: str, path: str) -> str:
     workspace_path(path)  # refuses paths outside the workspace
+    cwd, mapping = host_view(options)
     argv = ["sh", "-c", 'if command -v rg >/dev/null; then exec rg -n -- "$0" "$1"; '
-            'else exec grep -RIn -- "$0" "$1"; fi', pattern, path]
-    result = context.workspace.sandbox.exec(argv, cwd=HOME, timeout=options["search_timeout_s"])
+            'else exec grep -RIn -- "$0" "$1"; fi', pattern, rewrite(path, mapping)]
+    result = context.workspace.sandbox.exec(argv, cwd=cwd, timeout=options["search_timeout_s"])
     if result.timed_out:
         raise ToolError(f"search timed out after {options['search_timeout_s']:g} seconds")
     text = result.stdout or result.stderr or "[no matches]"
