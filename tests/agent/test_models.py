@@ -29,8 +29,19 @@ def test_bad_specs_are_one_line_errors(text: str) -> None:
     assert text in str(info.value) and "\n" not in str(info.value)
 
 
-def test_registry_holds_the_three_providers() -> None:
-    assert set(PROVIDERS) == {"anthropic", "openai", "openai-compatible"}
+def test_registry_holds_the_providers() -> None:
+    assert set(PROVIDERS) == {"anthropic", "openai", "openai-compatible", "replay"}
+
+
+def test_replay_spec_builds_the_replay_model_of_a_recording(tmp_path) -> None:
+    from sabench.agent.replay import RecordingError, ReplayChatModel
+
+    (tmp_path / "messages.jsonl").write_text(
+        '{"time": "t", "message": {"role": "assistant", "content": "hi"}}\n')
+    model = make_model(f"replay:{tmp_path}")
+    assert isinstance(model, ReplayChatModel) and model.replies[0]["content"] == "hi"
+    with pytest.raises(RecordingError, match="no recorded messages"):
+        make_model(f"replay:{tmp_path / 'missing'}")
 
 
 def test_anthropic_model_is_built_with_callbacks(monkeypatch: pytest.MonkeyPatch) -> None:
