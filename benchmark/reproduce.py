@@ -89,8 +89,8 @@ def reproduce(request: RunRequest,
     paper = load_paper(Path(request.paper_dir))
     get_scaffold(request.scaffold)  # an unknown name fails before anything is written
     out = Path(request.out)
+    context = make_context(request, paper, out, on_event)  # a bad model or judge fails here
     thread = claim_folder(out, request, paper.paper_id)
-    context = make_context(request, paper, out, on_event)
     try:
         with open_checkpoints(request.checkpoint, out / CHECKPOINT_FILE) as saver:
             graph = build_evaluation_graph(request.scaffold, request.options,
