@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.agent.model_server import model_server  # noqa: F401 - a fixture for every suite
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
