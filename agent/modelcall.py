@@ -29,7 +29,7 @@ class ModelReply:
 
 
 def call_model(context: RunContext, state: dict[str, Any], messages: Sequence[BaseMessage],
-               *, tools: Sequence[Any] = (), label: str = "model",
+               *, tools: Sequence[Any] = (), label: str = "model", cache_prefix: int = 0,
                **bind: Any) -> ModelReply:
     """Check the budget, send one request, and account for its reply.
 
@@ -39,6 +39,8 @@ def call_model(context: RunContext, state: dict[str, Any], messages: Sequence[Ba
         messages: the conversation to send.
         tools: tool schemas to bind (none: a plain completion).
         label: the node's name, for the journal and the trace.
+        cache_prefix: how many leading messages never change (system prompt, paper): the
+            provider may cache them (Anthropic needs them marked; OpenAI caches by itself).
         **bind: extra arguments for `bind_tools` (e.g. `tool_choice`).
 
     Raises:
@@ -46,6 +48,8 @@ def call_model(context: RunContext, state: dict[str, Any], messages: Sequence[Ba
     """
     budgets.check(context.budget, state.get("usage") or {}, state.get("elapsed_s") or 0.0)
     runnable = context.model.bind_tools(list(tools), **bind) if tools else context.model
+    if cache_prefix and getattr(context.model, "_llm_type", "") == "anthropic-chat":
+        messages = mark_cacheable(messages, cache_prefix)
     context.journal.request_sent(label)
     started = time.perf_counter()
     turn = int((state.get("usage") or {}).get("calls", 0))
@@ -71,3 +75,19 @@ def trace_entry(node: str, seconds: float, totals: UsageTotals,
             "input_tokens": totals.input_tokens, "output_tokens": totals.output_tokens,
             "cached_tokens": totals.cached_tokens,
             "tool_calls": [call["name"] for call in reply.tool_calls]}
+
+
+def mark_cacheable(messages: Sequence[BaseMessage], prefix: int) -> list[BaseMessage]:
+    """A copy whose message `prefix - 1` ends with Anthropic's cache breakpoint, so the
+    prompt up to there is cached and later calls read it at the cached price."""
+    marked = list(messages)
+    if not 0 < prefix <= len(marked):
+        return marked
+    last = marked[prefix - 1]
+    blocks = ([{"type": "text", "text": last.content}] if isinstance(last.content, str)
+              else [dict(block) if isinstance(block, dict) else {"type": "text", "text": block}
+                    for block in last.content])
+    if blocks:
+        blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
+        marked[prefix - 1] = last.model_copy(update={"content": blocks})
+    return marked

@@ -123,7 +123,7 @@ def agent(state: BasicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     runtime.context.emit(phase="agent", step=(state.get("steps") or 0) + 1)
     try:
         reply = call_model(runtime.context, state, pruned, tools=TOOLS, label="agent",
-                           tool_choice="auto")
+                           cache_prefix=2, tool_choice="auto")
     except BudgetExhausted as exc:
         return {"status": STOPPED, "stop_reason": exc.reason}
     except RecordingEnded:

@@ -223,3 +223,31 @@ def test_scaffolds_lists_basic() -> None:
     done = subprocess.run([sys.executable, "-m", "sabench.benchmark.cli", "scaffolds"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("basic\tBasicAgent")
+
+
+def test_anthropic_runs_cache_the_prompt_prefix_and_record_cached_tokens(
+        model_server: LoopbackModelServer, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    model_server.enqueue(
+        Reply(tool_calls=[("read_file_chunk", {"path": "/home/paper/paper.md"})],
+              input_tokens=3000, cache_write_tokens=2500),
+        Reply(tool_calls=[("submit", {"summary": "done"})], input_tokens=4000,
+              cached_tokens=2500))
+    record = reproduce(request(model_server, tmp_path / "run",
+                               model="anthropic:claude-sonnet-4-6",
+                               base_url=model_server.anthropic_url, judge=None))
+    assert record["stop_reason"] == "submitted"
+    assert {r.api for r in model_server.requests} == {"anthropic"}
+    body = model_server.requests[1].body
+    task = body["messages"][0]["content"]  # the system prompt travels apart, in `system`
+    assert task[-1]["cache_control"] == {"type": "ephemeral"}
+    assert not any("cache_control" in block for message in body["messages"][1:]
+                   for block in message["content"] if isinstance(block, dict))
+    usage = record["usage"]
+    assert usage["cached_tokens"] == 2500 and usage["cache_write_tokens"] == 2500
+    assert usage["input_tokens"] == 7000
+    # Cache reads are billed at a tenth of the input price, writes at 1.25 times.
+    fresh = 7000 - 2500 - 2500
+    expected = (fresh * 3 + 2500 * 0.3 + 2500 * 3.75 + 2 * 20 * 15) / 1e6
+    assert usage["dollars"] == pytest.approx(expected)
