@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.model_server import model_server  # noqa: F401 - a fixture for every suite
+from tests.agent.model_server import model_server  # noqa: F401 - fixtures for every suite
+from tests.agent.postgres_server import postgres_url  # noqa: F401
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

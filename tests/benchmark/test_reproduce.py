@@ -161,8 +161,17 @@ def assistant_turns(req: Request) -> int:
     return sum(1 for m in req.body["messages"] if m["role"] == "assistant")
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def checkpoint_flags(request: pytest.FixtureRequest, tmp_path: Path) -> list[str]:
+    """The default SQLite file, or a real PostgreSQL server (a thread of its own per test)."""
+    if request.param == "sqlite":
+        return []
+    return ["--checkpoint", request.getfixturevalue("postgres_url"),
+            "--thread", f"kill-{tmp_path.name}"]
+
+
 def test_kill_9_during_a_command_then_resume_repeats_no_model_call(
-        model_server: LoopbackModelServer, tmp_path: Path) -> None:
+        model_server: LoopbackModelServer, tmp_path: Path, checkpoint_flags: list[str]) -> None:
     out = tmp_path / "run"
     model_server.enqueue(
         Reply(tool_calls=[("bash", {"command": "echo one > /home/submission/one.txt"})]),
@@ -172,7 +181,7 @@ def test_kill_9_during_a_command_then_resume_repeats_no_model_call(
     )
     command = [sys.executable, "-m", "sabench.benchmark.cli", "reproduce", str(PAPER),
                "--scaffold", "basic", "--model", MODEL, "--out", str(out), "--backend", "local",
-               "--base-url", model_server.openai_url, "--judge", "none"]
+               "--base-url", model_server.openai_url, "--judge", "none", *checkpoint_flags]
     env = {**os.environ, "OPENAI_API_KEY": "test-key"}
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, start_new_session=True)
@@ -191,6 +200,7 @@ def test_kill_9_during_a_command_then_resume_repeats_no_model_call(
     assert not (repo / "x").exists()  # the killed command was not run again on resume
     interrupted = tool_results(model_server.requests[2])[-1]
     assert "not run again on resume" in interrupted
+    assert (out / "checkpoints.sqlite").exists() == (not checkpoint_flags)
 
 
 def started_tools(out: Path) -> list[Path]:
