@@ -41,6 +41,7 @@ from sabench.benchmark.evaluation import (
     write_record,
 )
 from sabench.benchmark.scoring import make_judge
+from sabench.sandbox.protocol import get_backend
 from sabench.sandbox.types import Limits, SandboxSpec
 from sabench.scaffolds import get_scaffold
 
@@ -87,7 +88,8 @@ def reproduce(request: RunRequest,
         RunMismatch: OUT holds a run of another scaffold, model, paper or thread.
     """
     paper = load_paper(Path(request.paper_dir))
-    get_scaffold(request.scaffold)  # an unknown name fails before anything is written
+    get_scaffold(request.scaffold)  # unknown names fail before anything is written
+    get_backend(request.backend)
     out = Path(request.out)
     context = make_context(request, paper, out, on_event)  # a bad model or judge fails here
     thread = claim_folder(out, request, paper.paper_id)

@@ -261,3 +261,21 @@ def test_anthropic_runs_cache_the_prompt_prefix_and_record_cached_tokens(
     fresh = 7000 - 2500 - 2500
     expected = (fresh * 3 + 2500 * 0.3 + 2500 * 3.75 + 2 * 20 * 15) / 1e6
     assert usage["dollars"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--backend", "bogus"], "unknown sandbox backend 'bogus'"),
+    (["--scaffold", "nope"], "unknown scaffold 'nope'"),
+    (["--model", "bad"], "model spec 'bad'"),
+    (["--judge", "bogus"], "judge 'bogus'"),
+])
+def test_bad_flags_are_one_line_errors_and_write_nothing(
+        tmp_path: Path, flags: list[str], message: str) -> None:
+    command = [sys.executable, "-m", "sabench.benchmark.cli", "reproduce", str(PAPER),
+               "--scaffold", "basic", "--model", "openai-compatible:m", "--base-url",
+               "http://127.0.0.1:9", "--out", str(tmp_path / "run"), *flags]
+    env = {**os.environ, "OPENAI_API_KEY": "test-key"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and done.stderr.strip().count("\n") == 0
+    assert not (tmp_path / "run").exists()
