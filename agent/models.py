@@ -2,7 +2,8 @@
 
 Spec strings name a provider and a model: `anthropic:claude-sonnet-4-6`, `openai:gpt-4o`,
 `openai-compatible:deepseek-v4-pro` (any server speaking the OpenAI chat API; its base URL comes
-from the `base_url` argument or `OPENAI_BASE_URL`), `replay:PATH` (a recorded run's replies).
+from the `base_url` argument or `OPENAI_BASE_URL`), `replay:PATH` (a recorded run's replies),
+`scripted:PATH` (replies written in a file, see `agent/scripted.py`).
 A new provider is one factory in `PROVIDERS`.
 Construction never touches the network; keys are read from the providers' usual variables.
 """
@@ -67,11 +68,24 @@ def _replay(spec: ModelSpec, options: dict[str, Any]) -> BaseChatModel:
     return replay_model(Path(spec.model))
 
 
+def _scripted(spec: ModelSpec, options: dict[str, Any]) -> BaseChatModel:
+    """Replies from a file (`scripted:PATH`): demos and tests that need no key."""
+    from pathlib import Path
+
+    from sabench.agent.scripted import ScriptError, scripted_model
+
+    try:
+        return scripted_model(Path(spec.model))
+    except ScriptError as exc:
+        raise ModelConfigError(str(exc)) from None
+
+
 PROVIDERS: dict[str, ModelFactory] = {
     "anthropic": _anthropic,
     "openai": _openai,
     "openai-compatible": _openai_compatible,
     "replay": _replay,
+    "scripted": _scripted,
 }
 
 
