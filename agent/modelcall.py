@@ -41,13 +41,17 @@ def call_model(context: RunContext, state: dict[str, Any], messages: Sequence[Ba
         label: the node's name, for the journal and the trace.
         cache_prefix: how many leading messages never change (system prompt, paper): the
             provider may cache them (Anthropic needs them marked; OpenAI caches by itself).
-        **bind: extra arguments for `bind_tools` (e.g. `tool_choice`).
+        **bind: extra arguments for `bind_tools` (e.g. `tool_choice`), or for the call
+            when there are no tools (e.g. `max_tokens`).
 
     Raises:
         BudgetExhausted: a budget limit is reached; nothing was sent.
     """
     budgets.check(context.budget, state.get("usage") or {}, state.get("elapsed_s") or 0.0)
-    runnable = context.model.bind_tools(list(tools), **bind) if tools else context.model
+    if tools:
+        runnable = context.model.bind_tools(list(tools), **bind)
+    else:
+        runnable = context.model.bind(**bind) if bind else context.model
     if cache_prefix and getattr(context.model, "_llm_type", "") == "anthropic-chat":
         messages = mark_cacheable(messages, cache_prefix)
     context.journal.request_sent(label)

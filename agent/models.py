@@ -60,12 +60,18 @@ def _openai_compatible(spec: ModelSpec, options: dict[str, Any]) -> BaseChatMode
 
 
 def _replay(spec: ModelSpec, options: dict[str, Any]) -> BaseChatModel:
-    """A recorded run's replies (`replay:PATH`, PATH its folder or its messages.jsonl)."""
+    """A recorded run's replies (`replay:PATH`, PATH its folder or its messages.jsonl); a
+    PaperCoder recording also takes `released`, the repository its coding replies wrote."""
     from pathlib import Path
 
+    path = Path(spec.model)
+    if (path / "planning_response.json").is_file():
+        from sabench.agent.replay_papercoder import papercoder_replay
+
+        return papercoder_replay(path, options.get("released"))
     from sabench.agent.replay import replay_model
 
-    return replay_model(Path(spec.model))
+    return replay_model(path)
 
 
 def _scripted(spec: ModelSpec, options: dict[str, Any]) -> BaseChatModel:

@@ -60,34 +60,65 @@ def replay_run(run_dir: Path, papers: Path, out: Path, *, released: Path | None 
     paper_dir = Path(papers) / paper_id
     if not paper_dir.is_dir() and (Path(papers) / "papers" / paper_id).is_dir():
         paper_dir = Path(papers) / "papers" / paper_id
-    root = original_root(run_dir, load_recorded_messages(run_dir))
-    # Commands run where the original ran them, so the paths it wrote into files and printed
-    # in outputs are the same (see `host_view` in scaffolds/basic.py).
-    layout = {"original_root": root} if root else {}
     request = RunRequest(paper_dir=paper_dir, scaffold=scaffold, model=f"replay:{run_dir}",
                          out=Path(out), thread=thread, judge=judge, backend=backend,
-                         options={**REPLAY_OPTIONS, **layout, **(options or {})},
-                         limits=Limits(timeout_s=60.0),
-                         workspace_aliases=(f"{root}/workspace",) if root else ())
+                         options=dict(options or {}), limits=Limits(timeout_s=60.0))
+    setup = basic_setup if scaffold == "basic" else papercoder_setup
+    setup(request, run_dir, released)
     record = reproduce(request, on_event)
-    report = fidelity(run_dir, Path(out), released)
-    # Replies served; `requests` also counts the one that found the recording at its end.
+    report = (fidelity if scaffold == "basic" else papercoder_fidelity)(
+        run_dir, Path(out), released)
+    # Replies served; `requests` also counts one that found the recording at its end.
     report.update(paper_id=paper_id, scaffold=scaffold, stop_reason=record.get("stop_reason"),
                   status=record.get("status"), requests=record.get("requests"),
                   model_calls=(record.get("usage") or {}).get("calls", 0))
     return report
 
 
+def basic_setup(request: RunRequest, run_dir: Path, released: Path | None) -> None:
+    """Commands run where the original ran them, so the paths it wrote into files and
+    printed in outputs are the same (see `host_view` in scaffolds/basic.py)."""
+    root = original_root(run_dir, load_recorded_messages(run_dir))
+    request.options = {**REPLAY_OPTIONS, **({"original_root": root} if root else {}),
+                       **request.options}
+    request.workspace_aliases = (f"{root}/workspace",) if root else ()
+
+
+def papercoder_setup(request: RunRequest, run_dir: Path, released: Path | None) -> None:
+    """Coding replies are synthesised from the released repository."""
+    request.model_options = {"released": released}
+
+
 def fidelity(run_dir: Path, out: Path, released: Path | None) -> dict[str, Any]:
-    """Files and tool outputs of a finished replay against the recording and the release."""
+    """BasicAgent: files and tool outputs against the recording and the release."""
     recorded = load_recorded_messages(run_dir)
+    root = original_root(run_dir, recorded)
     report: dict[str, Any] = {
         "recorded_calls": sum(1 for m in recorded if m["role"] == "assistant")}
-    report.update(tool_differences(recorded, RunJournal(out / "journal").tool_results(),
-                                   original_root(run_dir, recorded)))
+    report.update(tool_differences(recorded, RunJournal(out / "journal").tool_results(), root))
     if released is not None:
-        report.update(compare_files(Path(released), out / "repo", original_root(run_dir,
-                                                                                 recorded)))
+        report.update(compare_files(Path(released), out / "repo", root))
+    return report
+
+
+def papercoder_fidelity(run_dir: Path, out: Path, released: Path | None) -> dict[str, Any]:
+    """Calls made against the recording, the parsed task list against the files the original
+    analysed, and the released files written byte-identical."""
+    from sabench.agent.replay_papercoder import ANALYSIS_SUFFIX
+
+    record = json.loads((out / "record.json").read_text())
+    calls = Counter(entry["node"] for entry in record["trace"] if entry["kind"] == "model")
+    recorded = {p.name[:-len(ANALYSIS_SUFFIX)] for p in run_dir.glob(f"*{ANALYSIS_SUFFIX}")}
+    analysed = {entry.get("file") for entry in record["trace"] if entry["node"] == "analyze"}
+    report: dict[str, Any] = {
+        "recorded_calls": 4 + 2 * len(recorded), "planning_calls": calls["plan"],
+        "analysis_calls": calls["analyze"], "coding_calls": calls["code"],
+        "task_list_identical": {f.replace("/", "_") for f in analysed} == recorded,
+    }
+    report["calls_matched"] = (report["task_list_identical"] and calls["plan"] == 4
+                               and calls["analyze"] == calls["code"] == len(recorded))
+    if released is not None:
+        report.update(compare_files(Path(released), out / "repo", None))
     return report
 
 

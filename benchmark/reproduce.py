@@ -77,6 +77,7 @@ class RunRequest:
     checkpoint: str | None = None
     limits: Limits = field(default_factory=Limits)
     workspace_aliases: tuple[str, ...] = ()
+    model_options: dict[str, Any] = field(default_factory=dict)
 
 
 def reproduce(request: RunRequest,
@@ -150,7 +151,7 @@ def claim_folder(out: Path, request: RunRequest, paper_id: str) -> str:
 def make_context(request: RunRequest, paper: Any, out: Path,
                  on_event: Callable[[dict[str, Any]], None] | None) -> RunContext:
     recorder = UsageRecorder(default_model=request.model.partition(":")[2] or request.model)
-    model = make_model(request.model, base_url=request.base_url)
+    model = make_model(request.model, base_url=request.base_url, **request.model_options)
     judge = make_judge(request.judge, request.base_url, recorder=recorder) \
         if request.judge else None
     spec = SandboxSpec(backend=request.backend, image=request.image, limits=request.limits,

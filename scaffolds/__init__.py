@@ -34,6 +34,7 @@ class UnknownScaffold(ValueError):
 #: name -> "module:class" of the scaffold.
 SCAFFOLDS: dict[str, str] = {
     "basic": "sabench.scaffolds.basic:BasicAgent",
+    "papercoder": "sabench.scaffolds.papercoder:PaperCoder",
 }
 
 
