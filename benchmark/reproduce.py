@@ -17,6 +17,7 @@ its last completed step and leaves a finished one as it is.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,6 +37,7 @@ from sabench.agent.workspace import AgentWorkspace
 from sabench.benchmark.dataset import load_paper
 from sabench.benchmark.evaluation import (
     RECORD_FILE,
+    REPO,
     build_evaluation_graph,
     build_record,
     write_record,
@@ -116,6 +118,7 @@ def run_graph(graph: Any, thread: str, request: RunRequest,
         graph.invoke(start, config, context=context, durability="sync")
     except Exception as exc:
         values = graph.get_state(config).values
+        keep_partial_repository(context.run_dir)
         message = f"{type(exc).__name__}: {exc}".splitlines()[0]
         write_record(context.run_dir, build_record(values, context, status=ERROR,
                                                    error=message))
@@ -127,6 +130,15 @@ def run_graph(graph: Any, thread: str, request: RunRequest,
     record["timings"]["wall_s"] = round(time.perf_counter() - started, 4)
     write_record(context.run_dir, record)
     return record
+
+
+def keep_partial_repository(out: Path) -> None:
+    """A failed run keeps what it wrote: the submission as of its last step becomes OUT/repo
+    (links stay links; nothing is followed)."""
+    mirror = out / "work" / "submission"
+    if mirror.is_dir():
+        shutil.rmtree(out / REPO, ignore_errors=True)
+        shutil.copytree(mirror, out / REPO, symlinks=True)
 
 
 def claim_folder(out: Path, request: RunRequest, paper_id: str) -> str:

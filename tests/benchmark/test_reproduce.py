@@ -150,6 +150,7 @@ def test_a_failing_model_is_an_error_record_and_a_rerun_resumes(
         reproduce(request(model_server, tmp_path / "run"))
     failed = json.loads((tmp_path / "run" / "record.json").read_text())
     assert failed["status"] == "error" and "500" in failed["error"]
+    assert (tmp_path / "run" / "repo" / "a").read_text() == "1\n"  # the partial repository
     model_server.enqueue(Reply(tool_calls=[("submit", {"summary": "done"})]))
     record = reproduce(request(model_server, tmp_path / "run"))
     assert record["status"] == "ok" and (tmp_path / "run" / "repo" / "a").read_text() == "1\n"
