@@ -6,7 +6,8 @@ ends with `## Code: <file>`, an analysis request with `## Logic Analysis: <file>
 PaperCoder's prompts end with), and anything else is the planning conversation, whose turn is
 the number of assistant messages it already holds. A coding reply is the released file in one
 fenced block; a file the release does not hold (it dropped every data/ and configs/ folder)
-gets an empty block and is counted in `unrecorded`.
+gets an empty block and is counted in `unrecorded`. A released file that itself holds a fence
+line is what the original kept when its reply had no complete fence: it is served as it is.
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ class PaperCoderReplay(BaseChatModel):
             self.unrecorded.append(file)
             return f"## Code: {file}\n```python\n```\n"
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        if re.search(r"^```", text, re.MULTILINE):
+            # The original found no complete fence in its reply (cut at max tokens, most
+            # often) and kept the whole reply: so does this one.
+            return text
         ending = "" if text.endswith("\n") or not text else "\n"
         return f"## Code: {file}\n```python\n{text}{ending}```\n"
 

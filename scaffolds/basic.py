@@ -28,7 +28,6 @@ from typing import Annotated, Any
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
-    BaseMessage,
     HumanMessage,
     RemoveMessage,
     SystemMessage,
@@ -44,6 +43,7 @@ from sabench.agent.context import RunContext
 from sabench.agent.modelcall import call_model
 from sabench.agent.replay import RecordingEnded
 from sabench.agent.state import OK, STOPPED, RunState, ScaffoldInput, add_number, last_value
+from sabench.agent.toolcalls import next_call, ordered_calls, run_once, tool_result
 from sabench.agent.tools import TRUNCATION_MARK, ToolError, head_tail, workspace_path
 from sabench.agent.workspace import HOME
 from sabench.scaffolds.basic_prompts import CONTINUE, SYSTEM, user_prompt
@@ -161,31 +161,19 @@ def tools(state: BasicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     assert call is not None, "the router sends only replies with unanswered calls here"
     started = time.perf_counter()
     context = runtime.context
-    # Keyed by the reply's id too: some servers number tool calls anew in every reply.
-    started_key = f"{call['message_id']}:{call['id']}"
-    if call["name"] not in REPEATABLE and context.journal.was_started(started_key):
-        text, submitted = INTERRUPTED, None
-    else:
-        context.journal.tool_started(started_key)
-        text, submitted = run_tool(call, context, options_of(context))
+    outcome: dict[str, Any] = {}
+
+    def run() -> str:
+        text, outcome["submitted"] = run_tool(call, context, options_of(context))
         if call["name"] == "bash":
             context.workspace.save()
-    context.journal.log_tool(call["id"], call["name"], text)
-    seconds = time.perf_counter() - started
-    update: dict[str, Any] = {
-        "messages": [ToolMessage(text, tool_call_id=call["id"], name=call["name"])],
-        "elapsed_s": seconds,
-        "trace": [{"node": "tools", "kind": "tool", "tool": call["name"],
-                   "seconds": round(seconds, 4)}],
-    }
-    if submitted is not None:
-        update.update(submitted=True, summary=submitted, status=OK, stop_reason="submitted")
+        return text
+
+    update = tool_result(call, run_once(context, call, run, REPEATABLE), started)
+    if outcome.get("submitted") is not None:
+        update.update(submitted=True, summary=outcome["submitted"], status=OK,
+                      stop_reason="submitted")
     return update
-
-
-INTERRUPTED = ("ToolError: the run was stopped while this command was running, and it was not "
-               "run again on resume; it may have partly run. Check its effects before repeating "
-               "it.")
 
 
 # ------------------------------------------------------------------------------- routing
@@ -203,31 +191,6 @@ def after_tools(state: BasicState) -> str:
     if state.get("submitted"):
         return END
     return "tools" if next_call(state["messages"]) is not None else "agent"
-
-
-def next_call(messages: list[BaseMessage]) -> dict[str, Any] | None:
-    """The first call of the last AI message that has no tool result yet (invalid ones too)."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage):
-            answered.add(message.tool_call_id)
-        elif isinstance(message, AIMessage):
-            for call in ordered_calls(message):
-                if call["id"] not in answered:
-                    return {**call, "message_id": message.id}
-            return None
-        else:
-            return None
-    return None
-
-
-def ordered_calls(message: AIMessage) -> list[dict[str, Any]]:
-    """Valid and invalid tool calls in the order the model made them."""
-    calls = [*({**c, "valid": True} for c in message.tool_calls),
-             *({**c, "valid": False} for c in message.invalid_tool_calls)]
-    raw = message.additional_kwargs.get("tool_calls") or []
-    order = {call.get("id"): i for i, call in enumerate(raw) if isinstance(call, dict)}
-    return sorted(calls, key=lambda call: order.get(call["id"], len(order)))
 
 
 # ------------------------------------------------------------------------------- the tools

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from sabench.scaffolds.basic import next_call, prune
+from sabench.agent.toolcalls import next_call
+from sabench.scaffolds.basic import prune
 
 
 def step(i: int) -> list:
