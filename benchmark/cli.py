@@ -23,7 +23,7 @@ class UsageError(Exception):
 def user_errors() -> tuple[type[BaseException], ...]:
     """Error types that mean bad input or an unusable environment, not a bug of ours."""
     from sabench.agent.models import ModelConfigError
-    from sabench.benchmark import cli_agent, cli_verify
+    from sabench.benchmark import cli_agent, cli_run, cli_verify
     from sabench.benchmark.dataset import DatasetError
     from sabench.benchmark.demo_run import DemoError
     from sabench.benchmark.scoring import JudgeSpecError, RunsRootError
@@ -33,7 +33,8 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
     return (UsageError, DatasetError, ResultFileError, RepositoryError, FileNotFoundError,
             NotADirectoryError, ModelConfigError, JudgeSpecError, RunsRootError, DemoError,
-            SandboxError, *cli_verify.user_error_types(), *cli_agent.user_error_types())
+            SandboxError, *cli_verify.user_error_types(), *cli_agent.user_error_types(),
+            *cli_run.user_error_types())
 
 
 def _register_all() -> None:
@@ -43,6 +44,7 @@ def _register_all() -> None:
         cli_data,
         cli_demo,
         cli_report,
+        cli_run,
         cli_sandbox,
         cli_score,
         cli_verify,
@@ -55,6 +57,7 @@ def _register_all() -> None:
     cli_sandbox.register(app)
     cli_verify.register(app)
     cli_agent.register(app)
+    cli_run.register(app)
 
 
 def main() -> None:

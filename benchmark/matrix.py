@@ -5,8 +5,9 @@ A spec is a YAML file (see `examples/sa-bench.yaml` and `examples/demo-matrix.ya
     name: demo                      # names the checkpoint threads; letters, digits, . _ -
     models:                         # spec strings, or entries with a name, base URL, price
       - scripted:demo-replies.yaml
-      - {spec: "openai-compatible:deepseek-v4-pro", name: deepseek,
-         base_url: "https://api.deepseek.com", price: {input: 0.28, output: 0.42}}
+      - {spec: "openai-compatible:deepseek-v4-pro", name: deepseek, base_url:
+         "https://api.deepseek.com", api_key_env: DEEPSEEK_API_KEY, price: {input: 1.74,
+         cached_input: 0.145, output: 3.48}}
     scaffolds:                      # registered names, or entries with a label and options
       - basic
       - {name: basic, label: basic-200, options: {max_steps: 200}}
@@ -18,6 +19,8 @@ A spec is a YAML file (see `examples/sa-bench.yaml` and `examples/demo-matrix.ya
     jobs: 2                         # runs at once
     executor: local                 # local (process pool) | ray
 
+`api_key_env` names the variable holding a model's key (the key itself never enters a spec,
+task or record); without it a model reads its provider's usual variable (`OPENAI_API_KEY`...).
 Paths in a spec (the dataset, `scripted:` and `replay:` files) resolve against the spec's folder;
 `~` and `$VARS` are expanded. Every mistake is reported, one line each, naming the file, the
 line and the entry (`MatrixError`).
@@ -81,6 +84,7 @@ class ModelEntry(_Strict):
     spec: str = Field(min_length=3)
     name: str | None = Field(default=None, pattern=NAME.pattern)
     base_url: str | None = None
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     price: PriceSpec | None = None
 
     @property

@@ -69,6 +69,7 @@ class Task:
     scaffold_label: str
     options: dict[str, Any]
     base_url: str | None
+    api_key_env: str | None
     prices: dict[str, dict[str, float | None]]
     budget: dict[str, Any]
     judge: str
@@ -101,7 +102,8 @@ def task_for(matrix: Matrix, cell: Cell, out: Path) -> Task:
         thread=f"{spec.name}/{cell.config}/{cell.paper_id}", scaffold=cell.scaffold.name,
         model=cell.model.spec, model_label=cell.model.label,
         scaffold_label=cell.scaffold.display, options=dict(cell.scaffold.options),
-        base_url=cell.model.base_url, prices=price_overrides(cell.model),
+        base_url=cell.model.base_url, api_key_env=cell.model.api_key_env,
+        prices=price_overrides(cell.model),
         budget=spec.budget.model_dump(exclude_none=True), judge=spec.judge,
         backend=spec.sandbox.backend, image=spec.sandbox.image,
         limits=spec.sandbox.limits.model_dump(), checkpoint=spec.checkpoint)
@@ -142,6 +144,30 @@ def prices_added(prices: dict[str, dict[str, float | None]]) -> Iterator[None]:
                 PRICES[name] = old
 
 
+#: The variable each provider reads its key from (what `api_key_env` stands in for).
+KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY",
+                 "openai-compatible": "OPENAI_API_KEY"}
+
+
+@contextlib.contextmanager
+def provider_key(model: str, api_key_env: str | None) -> Iterator[None]:
+    """Give the provider its key from the model's own variable for the duration of a run
+    (two openai-compatible servers both read OPENAI_API_KEY; one worker runs one task)."""
+    variable = KEY_VARIABLES.get(model.partition(":")[0])
+    if not api_key_env or variable is None:
+        yield
+        return
+    saved = os.environ.get(variable)
+    os.environ[variable] = os.environ.get(api_key_env, "")
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(variable, None)
+        else:
+            os.environ[variable] = saved
+
+
 def run_request(task: Task) -> Any:
     from sabench.agent.types import Budget
     from sabench.benchmark.reproduce import RunRequest
@@ -158,7 +184,7 @@ def run_task(task: Task) -> dict[str, Any]:
     """Run (or resume) one task and publish its score and record: the run function of every
     executor. Never raises for a failed run: the record says what failed."""
     started = time.perf_counter()
-    with prices_added(task.prices):
+    with prices_added(task.prices), provider_key(task.model, task.api_key_env):
         record = run_and_record(task)
     if task.prewarm_next:
         prewarm(task)
@@ -541,13 +567,17 @@ def with_prewarm_flags(tasks: list[Task], jobs: int) -> list[Task]:
 def preflight(matrix: Matrix) -> None:
     """Build every model and the judge once (no network) and check the sandbox backend, so a
     missing key or engine is one error before any run, not one error record per run."""
-    from sabench.agent.models import make_model
+    from sabench.agent.models import ModelConfigError, make_model
     from sabench.benchmark.scoring import make_judge
     from sabench.sandbox.protocol import get_backend
     from sabench.sandbox.types import BackendUnavailable, SandboxSpec
 
     for model in matrix.spec.models:
-        make_model(model.spec, base_url=model.base_url)
+        if model.api_key_env and not os.environ.get(model.api_key_env):
+            raise ModelConfigError(f"{model.spec}: set {model.api_key_env} (the spec's "
+                                   "api_key_env for this model)")
+        with provider_key(model.spec, model.api_key_env):
+            make_model(model.spec, base_url=model.base_url)
     make_judge(matrix.spec.judge)
     sandbox = matrix.spec.sandbox
     spec = SandboxSpec(backend=sandbox.backend, image=sandbox.image)
