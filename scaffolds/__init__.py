@@ -35,6 +35,7 @@ class UnknownScaffold(ValueError):
 SCAFFOLDS: dict[str, str] = {
     "basic": "sabench.scaffolds.basic:BasicAgent",
     "papercoder": "sabench.scaffolds.papercoder:PaperCoder",
+    "openhands": "sabench.scaffolds.openhands:OpenHands",
 }
 
 
