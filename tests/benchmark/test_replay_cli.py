@@ -60,3 +60,29 @@ def test_replay_of_a_folder_that_is_no_recording_is_one_line(tmp_path: Path) -> 
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "not a recorded run" in done.stderr and done.stderr.strip().count("\n") == 0
+
+
+@pytest.mark.dataset
+def test_replay_of_a_papercoder_run_writes_the_released_repository(
+        sabench_data: Path, tmp_path: Path) -> None:
+    require_backend("local")
+    config = "gpt4o_papercoder"
+    prefix = f"{config}/{PAPER}/repo/"
+    with tarfile.open(sabench_data / "runs" / f"{config}.tar.gz") as archive:
+        members = [m for m in archive.getmembers() if m.name.startswith(prefix)]
+        archive.extractall(tmp_path / "released", members=members, filter="data")
+    released = tmp_path / "released" / config / PAPER / "repo"
+    run_dir = sabench_data / "transcripts" / config / PAPER
+    done = subprocess.run(
+        [sys.executable, "-m", "sabench.benchmark.cli", "replay", str(run_dir), "--papers",
+         str(sabench_data / "papers"), "--released", str(released), "--out",
+         str(tmp_path / "replay"), "--backend", "local", "--json"],
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    analysed = len(list(run_dir.glob("*_simple_analysis_response.json")))
+    assert report["scaffold"] == "papercoder" and report["stop_reason"] == "finished"
+    assert report["task_list_identical"] and report["calls_matched"]
+    assert [report["planning_calls"], report["analysis_calls"], report["coding_calls"]] == \
+        [4, analysed, analysed]
+    assert report["files_identical"] == report["files_released"] > 0
