@@ -13,7 +13,9 @@ import json
 import re
 from typing import Any
 
-NUMBERED = re.compile(r"^#\s+(\d+(?:\.\d+)*)\.?\s+(.*\S)\s*$")
+#: A heading that opens a section: `# 3 Title`, `# 3.1 Title` or `# 3. Title` (but not
+#: `# 3.1. Title`, which the original left inside its section, nor `# A.1 Title`).
+NUMBERED = re.compile(r"^#\s+(?:(\d+)\.|(\d+(?:\.\d+)?))\s+(.*\S)\s*$")
 HEADING = re.compile(r"^(#+)\s+(.*\S)\s*$")
 SKIPPED_LINE = re.compile(r"^(!\[|>|\$\$\s*$|```)")
 THINK_END = "</think>"
@@ -44,7 +46,8 @@ def paper_document(paper_id: str, markdown: str) -> dict[str, Any]:
         numbered = NUMBERED.match(line)
         if numbered:
             _flush(sections, current, label, gathered)
-            current = {"sec_num": numbered.group(1), "section": numbered.group(2)}
+            current = {"sec_num": numbered.group(1) or numbered.group(2),
+                       "section": numbered.group(3)}
             label, gathered = current["section"], []
             continue
         heading = HEADING.match(line)

@@ -147,3 +147,19 @@ def test_first_fence_and_the_paper_document() -> None:
     assert document["title"] == "Title" and document["abstract"] == "An abstract."
     assert [s["section"] for s in sections] == ["Intro", "Intro::Detail"]
     assert sections[0]["text"] == "Text x here." and sections[1]["text"] == "More. Extra."
+
+
+@pytest.mark.dataset
+def test_the_paper_document_has_the_sections_the_original_made(sabench_data: Path) -> None:
+    """Our conversion of each development paper against the cleaned document the original
+    fed to its model (numbered sections only; the appendix inside the last one)."""
+    runs = sorted((sabench_data / "transcripts" / "gpt4o_papercoder").iterdir())
+    assert len(runs) == 20
+    for run in runs:
+        recorded = json.loads((run / f"{run.name}_cleaned.json").read_text())
+        markdown = (sabench_data / "papers" / run.name / "paper.md").read_text()
+        ours = paper_document(run.name, markdown)
+        sections = [(s["sec_num"], s["section"]) for s in ours["pdf_parse"]["body_text"]]
+        assert sections == [(s["sec_num"], s["section"])
+                            for s in recorded["pdf_parse"]["body_text"]], run.name
+        assert 0.95 < len(str(ours)) / len(str(recorded)) < 1.1, run.name
