@@ -130,23 +130,29 @@ def show_plan(matrix: Matrix, out: Path, recorded: Path | None, as_json: bool) -
 
 
 def plan_table(report: dict[str, Any]) -> Table:
-    table = Table(title=f"{report['matrix']}: {len(report['runs'])} runs (estimates from "
-                        "recorded usage)")
-    for column in ("config", "runs", "input tokens", "output tokens", "dollars", "basis"):
-        table.add_column(column, justify="left" if column in ("config", "basis") else "right")
+    table = Table(title=f"{report['matrix']}: {len(report['runs'])} runs, estimated from "
+                        "recorded usage", caption="from: recorded = the same model, scaffold "
+                        "and paper; model-mean = the model's other papers; scaffold-mean = "
+                        "other models; none = no estimate (not in the sums)")
+    for column in ("config", "runs", "input tokens", "output tokens", "dollars", "from"):
+        table.add_column(column, justify="left" if column in ("config", "from") else "right",
+                         no_wrap=column != "from")
     for name, cell in report["configs"].items():
-        bases = {r["estimate"]["basis"] for r in report["runs"] if r["config"] == name}
         table.add_row(name, str(cell["runs"]), tokens(cell), f"{cell['output_tokens']:,}",
-                      dollars(cell), "; ".join(sorted(bases))[:90])
+                      dollars(cell), sources(cell))
     total = report["totals"]
     table.add_row("total", str(total["runs"]), tokens(total), f"{total['output_tokens']:,}",
-                  dollars(total), "")
+                  dollars(total), sources(total))
     return table
 
 
+def sources(cell: dict[str, Any]) -> str:
+    """How the runs were estimated: `20 recorded, 10 model-mean` (see runner_estimates)."""
+    return ", ".join(f"{count} {name}" for name, count in cell["sources"].items())
+
+
 def tokens(cell: dict[str, Any]) -> str:
-    text = f"{cell['input_tokens']:,}"
-    return text + (f" (+{cell['unestimated']} runs unknown)" if cell["unestimated"] else "")
+    return f"{cell['input_tokens']:,}"
 
 
 def dollars(cell: dict[str, Any]) -> str:

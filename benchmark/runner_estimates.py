@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 import tarfile
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,28 +221,31 @@ class Estimate:
     calls: int | None
     dollars: float | None
     basis: str
+    source: str = "none"  # recorded | model-mean | scaffold-mean | scripted | none
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
 def estimate_usage(recordings: Recordings, scaffold: str, model: str, paper: str,
-                   *, withhold: bool = False) -> tuple[Usage | None, str]:
+                   *, withhold: bool = False) -> tuple[Usage | None, str, str]:
     """A cell's usage and its basis (`withhold`: ignore the cell's own recording, to measure
     how good the fallbacks are)."""
     model = normalise(model)
     own = None if withhold else recordings.usage(scaffold, model, paper)
     if own is not None:
-        return own, "recorded" + (f"; {own.estimated_part}" if own.estimated_part else "")
+        return own, "recorded" + (f"; {own.estimated_part}" if own.estimated_part else ""), \
+            "recorded"
     same = [u for (s, m, p), u in recordings.runs.items()
             if s == scaffold and m == model and p != paper]
     if same:
-        return mean_usage(same), f"mean of {len(same)} recorded papers, same model and scaffold"
+        return mean_usage(same), f"mean of {len(same)} recorded papers, same model and " \
+                                 "scaffold", "model-mean"
     anyone = [u for (s, _, p), u in recordings.runs.items() if s == scaffold and p != paper]
     if anyone:
         return mean_usage(anyone), f"mean of {len(anyone)} recorded runs of {scaffold}, " \
-                                   "other models"
-    return None, f"no recorded usage of {scaffold}"
+                                   "other models", "scaffold-mean"
+    return None, f"no recorded usage of {scaffold}", "none"
 
 
 def mean_usage(usages: list[Usage]) -> Usage:
@@ -249,20 +253,20 @@ def mean_usage(usages: list[Usage]) -> Usage:
                  fmean(u.cached_tokens for u in usages), fmean(u.calls for u in usages))
 
 
-def priced(usage: Usage | None, basis: str, model: str,
+def priced(usage: Usage | None, basis: str, source: str, model: str,
            overrides: dict[str, Any]) -> Estimate:
     from sabench.agent.types import CallUsage, Price
     from sabench.agent.usage import PRICES, dollars_of, price_for
 
     if usage is None:
-        return Estimate(None, None, None, None, None, basis)
+        return Estimate(None, None, None, None, None, basis, source)
     table = {**PRICES, **{name: Price(**p) for name, p in overrides.items()}}
     price = price_for(model, table)
     tokens = CallUsage(model=model, input_tokens=round(usage.input_tokens),
                        output_tokens=round(usage.output_tokens),
                        cached_tokens=round(usage.cached_tokens))
     return Estimate(tokens.input_tokens, tokens.output_tokens, tokens.cached_tokens,
-                    round(usage.calls), dollars_of(tokens, price), basis)
+                    round(usage.calls), dollars_of(tokens, price), basis, source)
 
 
 def estimate_cell(recordings: Recordings, cell: Cell) -> Estimate:
@@ -272,10 +276,12 @@ def estimate_cell(recordings: Recordings, cell: Cell) -> Estimate:
     model = cell.model.model_name
     if cell.model.spec.startswith("scripted:"):
         usage, basis = scripted_usage(Path(model), cell.scaffold.name)
+        source = "scripted" if usage is not None else "none"
         model = model_name_of_script(Path(model))
     else:
-        usage, basis = estimate_usage(recordings, cell.scaffold.name, model, cell.paper_id)
-    return priced(usage, basis, model, price_overrides(cell.model))
+        usage, basis, source = estimate_usage(recordings, cell.scaffold.name, model,
+                                              cell.paper_id)
+    return priced(usage, basis, source, model, price_overrides(cell.model))
 
 
 def scripted_usage(path: Path, scaffold: str) -> tuple[Usage | None, str]:
@@ -317,7 +323,9 @@ def totals(estimates: Iterator[Estimate] | list[Estimate]) -> dict[str, Any]:
     without a price (their tokens are in the sums, their dollars are not)."""
     items = list(estimates)
     known = [e for e in items if e.input_tokens is not None]
+    sources = Counter(e.source for e in items)
     return {"runs": len(items), "unestimated": len(items) - len(known),
+            "sources": dict(sorted(sources.items())),
             "unpriced": sum(e.dollars is None for e in known),
             "input_tokens": sum(e.input_tokens or 0 for e in known),
             "output_tokens": sum(e.output_tokens or 0 for e in known),
