@@ -166,6 +166,35 @@ def replay(
             console.print(f"  {item['file']}: {item['reason']}", highlight=False)
 
 
+def check(
+    repo: Annotated[Path, typer.Argument(help="The repository to check.")],
+    paper: Annotated[str, typer.Option("--paper", help="Paper id.")],
+    papers: Annotated[Path, typer.Option("--papers", help="The dataset's papers folder.")],
+    checker: Annotated[str, typer.Option("--checker", help="A registered checker.")]
+    = "offline",
+    as_json: JsonOption = False,
+) -> None:
+    """Check every claim of a paper against a repository: pass or fail, with reasons."""
+    from sabench.benchmark.scoring import paper_spec
+    from sabench.verifiers.alignment import CHECKERS
+    from sabench.verifiers.judge import check_repository
+
+    if checker not in CHECKERS:
+        raise typer.BadParameter(f"unknown checker {checker!r} (known: {', '.join(CHECKERS)})")
+    results = CHECKERS[checker](paper_spec(papers, paper), check_repository(repo))
+    passed = sum(r.passed for r in results)
+    if as_json:
+        sys.stdout.write(json.dumps({
+            "paper_id": paper, "checker": checker, "passed": passed, "total": len(results),
+            "claims": [r.model_dump(mode="json") for r in results]}, indent=1) + "\n")
+        return
+    for result in results:
+        mark = "pass" if result.passed else "FAIL"
+        why = f"  ({'; '.join(result.reasons)})" if result.reasons and not result.passed else ""
+        console.print(f"{mark}  {result.id}{why}", highlight=False)
+    console.print(f"{passed} of {len(results)} claims pass")
+
+
 def scaffolds() -> None:
     """List the registered scaffolds, one line each."""
     from sabench.scaffolds import SCAFFOLDS, get_scaffold
@@ -187,3 +216,4 @@ def register(app: typer.Typer) -> None:
     app.command("reproduce")(reproduce)
     app.command("replay")(replay)
     app.command("scaffolds")(scaffolds)
+    app.command("check")(check)

@@ -30,7 +30,7 @@ def test_bad_specs_are_one_line_errors(text: str) -> None:
 
 
 def test_registry_holds_the_providers() -> None:
-    assert set(PROVIDERS) == {"anthropic", "openai", "openai-compatible", "replay"}
+    assert set(PROVIDERS) == {"anthropic", "openai", "openai-compatible", "replay", "scripted"}
 
 
 def test_replay_spec_builds_the_replay_model_of_a_recording(tmp_path) -> None:
