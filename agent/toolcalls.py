@@ -13,6 +13,8 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from sabench.agent.context import RunContext
 
@@ -68,3 +70,22 @@ def tool_result(call: dict[str, Any], text: str, started: float) -> dict[str, An
             "elapsed_s": seconds,
             "trace": [{"node": "tools", "kind": "tool", "tool": call["name"],
                        "seconds": round(seconds, 4)}]}
+
+
+def build_tool_loop(state: type, name: str, nodes: dict[str, Callable[..., Any]],
+                    after_agent: Callable[..., str],
+                    after_tools: Callable[..., str]) -> CompiledStateGraph:
+    """The graph of a tool-calling agent: setup -> agent -> tools (one call per pass) or
+    nudge (a reply without a call) -> agent ..., compiled without a checkpointer (it runs as a
+    subgraph of the evaluation graph). `nodes` holds `setup`, `agent`, `tools` and `nudge`."""
+    from sabench.agent.state import ScaffoldInput
+
+    graph = StateGraph(state, context_schema=RunContext, input_schema=ScaffoldInput)
+    for node in ("setup", "agent", "tools", "nudge"):
+        graph.add_node(node, nodes[node])
+    graph.add_edge(START, "setup")
+    graph.add_edge("setup", "agent")
+    graph.add_conditional_edges("agent", after_agent, ["tools", "nudge", END])
+    graph.add_conditional_edges("tools", after_tools, ["tools", "agent", END])
+    graph.add_edge("nudge", "agent")
+    return graph.compile(name=name)

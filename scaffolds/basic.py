@@ -33,7 +33,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -42,8 +42,8 @@ from sabench.agent.budget import BudgetExhausted
 from sabench.agent.context import RunContext
 from sabench.agent.modelcall import call_model
 from sabench.agent.replay import RecordingEnded
-from sabench.agent.state import OK, STOPPED, RunState, ScaffoldInput, add_number, last_value
-from sabench.agent.toolcalls import next_call, ordered_calls, run_once, tool_result
+from sabench.agent.state import OK, STOPPED, RunState, add_number, last_value
+from sabench.agent.toolcalls import build_tool_loop, next_call, ordered_calls, run_once, tool_result
 from sabench.agent.tools import TRUNCATION_MARK, ToolError, head_tail, workspace_path
 from sabench.agent.workspace import HOME
 from sabench.scaffolds.basic_prompts import CONTINUE, SYSTEM, user_prompt
@@ -352,15 +352,5 @@ class BasicAgent:
                    "static, 30 s commands, step and time limits")
 
     def build(self, options: dict[str, Any] | None = None) -> CompiledStateGraph:
-        graph = StateGraph(BasicState, context_schema=RunContext,
-                           input_schema=ScaffoldInput)
-        graph.add_node("setup", setup)
-        graph.add_node("agent", agent)
-        graph.add_node("tools", tools)
-        graph.add_node("nudge", nudge)
-        graph.add_edge(START, "setup")
-        graph.add_edge("setup", "agent")
-        graph.add_conditional_edges("agent", after_agent, ["tools", "nudge", END])
-        graph.add_conditional_edges("tools", after_tools, ["tools", "agent", END])
-        graph.add_edge("nudge", "agent")
-        return graph.compile(name=self.name)
+        nodes = {"setup": setup, "agent": agent, "tools": tools, "nudge": nudge}
+        return build_tool_loop(BasicState, self.name, nodes, after_agent, after_tools)

@@ -23,7 +23,7 @@ import time
 from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -31,8 +31,8 @@ from langgraph.runtime import Runtime
 from sabench.agent.budget import BudgetExhausted
 from sabench.agent.context import RunContext
 from sabench.agent.modelcall import call_model
-from sabench.agent.state import ERROR, OK, STOPPED, RunState, ScaffoldInput, add_number, last_value
-from sabench.agent.toolcalls import next_call, run_once, tool_result
+from sabench.agent.state import ERROR, OK, STOPPED, RunState, add_number, last_value
+from sabench.agent.toolcalls import build_tool_loop, next_call, run_once, tool_result
 from sabench.agent.tools import ToolError, WorkspaceTools, head_tail, workspace_path
 from sabench.agent.workspace import HOME
 from sabench.scaffolds import openhands_prompts as prompts
@@ -290,16 +290,6 @@ class OpenHands:
                    "iteration, 100 iterations, 30k-character observations")
 
     def build(self, options: dict[str, Any] | None = None) -> CompiledStateGraph:
-        graph = StateGraph(OpenHandsState, context_schema=RunContext,
-                           input_schema=ScaffoldInput)
-        graph.add_node("setup", setup)
-        graph.add_node("agent", agent)
-        graph.add_node("tools", tools)
-        graph.add_node("nudge", nudge)
-        graph.add_edge(START, "setup")
-        graph.add_edge("setup", "agent")
-        graph.add_conditional_edges("agent", after_agent, ["tools", "nudge", END])
-        graph.add_conditional_edges("tools", after_tools, ["tools", "agent", END])
-        graph.add_edge("nudge", "agent")
-        return graph.compile(name=self.name)
+        nodes = {"setup": setup, "agent": agent, "tools": tools, "nudge": nudge}
+        return build_tool_loop(OpenHandsState, self.name, nodes, after_agent, after_tools)
 
