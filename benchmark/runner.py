@@ -530,9 +530,9 @@ def run_matrix(matrix: Matrix, out: Path, *, executor: Executor | None = None,
                                                             matrix.spec.ray_address)
     started = time.perf_counter()
     with runner_lock(out):
-        preflight(matrix)
         configs = matrix.configs()
         check_configs(out, configs)
+        preflight(matrix)
         planned = plan_runs(matrix, out)
         if on_plan is not None:
             on_plan(planned)
