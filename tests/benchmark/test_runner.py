@@ -232,3 +232,24 @@ def test_dry_run_of_the_paper_matrix_uses_the_recorded_usage(sabench_data: Path,
         (meta["total_input_tokens"] * 2.5 + meta["total_output_tokens"] * 10) / 1e6)
     held_out = [p for p, e in gpt4o.items() if e["source"] == "model-mean"]
     assert len(held_out) == 10  # the 10 test papers have no recordings
+
+
+@pytest.mark.docker
+def test_docker_runs_prewarm_their_sandboxes_and_leave_none_behind(tmp_path: Path) -> None:
+    require_backend("docker")
+    from sabench.sandbox.docker_backend import DockerBackend, docker_client
+    from sabench.sandbox.reaper import sandbox_containers
+    from sabench.sandbox.types import SandboxSpec
+
+    ok, why = DockerBackend().available(SandboxSpec(backend="docker"))
+    assert ok, why
+    spec = demo_spec(tmp_path, scaffolds=["basic"], sandbox={"backend": "docker"})
+    done = sabench("run", str(spec), "--out", str(tmp_path / "out"), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["ok"] == 2
+    docker_client()
+    owners = {c.labels.get("sabench.sandbox.owner", "") for c in sandbox_containers()}
+    workers = {str(r["pid"]) for r in summary["runs"]}
+    assert not {o for o in owners if o.rpartition(":")[2] in workers}, \
+        "a worker's (prewarmed) container outlived it"
