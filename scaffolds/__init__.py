@@ -36,6 +36,7 @@ SCAFFOLDS: dict[str, str] = {
     "basic": "sabench.scaffolds.basic:BasicAgent",
     "papercoder": "sabench.scaffolds.papercoder:PaperCoder",
     "openhands": "sabench.scaffolds.openhands:OpenHands",
+    "alignment-first": "sabench.scaffolds.alignment_first:AlignmentFirst",
 }
 
 

@@ -3,7 +3,9 @@ and evidence locations, for a repository being written.
 
 It answers a different question from the benchmark's judge (what score would the official judge
 give): a claim passes when the offline judge expects the official judge to give it at least
-partial credit (`PASS_EXPECTED`), and every claim, passing or not, carries the concrete problems
+partial credit (`PASS_EXPECTED`), except a numerical claim (D1) none of whose stated values is
+set anywhere in the code: its value has drifted or was never set. Every claim, passing or not,
+carries the concrete problems
 the checks found (numbers of the claim missing from the code, a stub where the claim's code
 should be, the claim restated only in comments or docs, placeholder markers), which is what a
 repair step acts on. Checkers are registered by name in `CHECKERS`.
@@ -19,9 +21,10 @@ from pydantic import BaseModel, ConfigDict
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.spec import Dimension, PaperSpec
 
-#: Expected official score from which a claim passes. On the 9,027 claims of the complete
-#: development runs it passes 93% of the claims the official judge scored >= 0.75 and 10% of
-#: those it scored 0 (in sample: the offline judge was calibrated on these runs).
+#: Expected official score from which a claim passes. With the D1 value rule, on the 9,027
+#: claims of the complete development runs, the check passes 91.9% of the claims the official
+#: judge scored >= 0.75 and 9.7% of those it scored 0 (in sample: the offline judge was
+#: calibrated on these runs).
 PASS_EXPECTED = 0.22
 
 
@@ -61,6 +64,11 @@ def problems(check: ClaimCheck) -> list[str]:
     return found
 
 
+def values_absent(check: ClaimCheck) -> bool:
+    """A numerical claim none of whose stated values appears in executable code."""
+    return check.dimension == Dimension.D1 and bool(check.numbers) and not check.numbers_in_code
+
+
 def check_repository(spec: PaperSpec, repo: Path) -> list[ClaimResult]:
     """Every claim of `spec` checked against `repo` with the offline judge's checks."""
     from sabench.verifiers.offline import OfflineJudge
@@ -71,7 +79,7 @@ def check_repository(spec: PaperSpec, repo: Path) -> list[ClaimResult]:
         for verdict in dimension.claims:
             check = checks[verdict.id]
             expected = float(verdict.expected_score or 0.0)
-            passed = expected >= PASS_EXPECTED
+            passed = expected >= PASS_EXPECTED and not values_absent(check)
             reasons = problems(check)
             if not passed and not reasons:
                 reasons = ["too little of the claim is found in the code"]
