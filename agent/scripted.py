@@ -17,8 +17,8 @@ are written down in a YAML (or JSON) file, one script per kind of conversation:
 
 A file holding only `replies:` is one script that matches every request. `when` may also name
 the LangGraph `node` making the call, a `system` substring (of the system message) or a
-`prompt` substring (of the last human message); the first script whose conditions all hold
-answers.
+`prompt` substring or list of substrings (of the last human message); the first script whose
+conditions all hold answers.
 
 Like the replay model it is stateless, so a run resumed in a new process gets the replies it
 would have got: the reply served is the script's entry number `turn`, the number of model calls
@@ -84,7 +84,7 @@ class Condition(BaseModel):
     tools: list[str] = Field(default_factory=list)
     node: str | None = None
     system: str | None = None
-    prompt: str | None = None
+    prompt: str | list[str] | None = None  # substring(s) of the last human message
 
 
 class Script(BaseModel):
@@ -195,8 +195,11 @@ def matches(when: Condition, messages: Sequence[BaseMessage], metadata: dict[str
     if when.system is not None and not any(
             isinstance(m, SystemMessage) and when.system in text_of(m) for m in messages):
         return False
+    if when.prompt is None:
+        return True
     humans = [m for m in messages if isinstance(m, HumanMessage)]
-    return when.prompt is None or bool(humans) and when.prompt in text_of(humans[-1])
+    wanted = [when.prompt] if isinstance(when.prompt, str) else when.prompt
+    return bool(humans) and all(part in text_of(humans[-1]) for part in wanted)
 
 
 def node_of(metadata: dict[str, Any]) -> str | None:

@@ -222,7 +222,8 @@ def runner_fields(task: Task, record: dict[str, Any], seconds: float) -> dict[st
     tool_s = sum(e.get("seconds") or 0.0 for e in trace if e.get("kind") == "tool")
     return {"config": task.config, "paper_id": task.paper_id, "seed": task.seed,
             "model_label": task.model_label, "scaffold_label": task.scaffold_label,
-            "model_spec": task.model, "thread": task.thread, "pid": os.getpid(),
+            "model_spec": task.model, "paper_dir": task.paper_dir, "thread": task.thread,
+            "pid": os.getpid(),
             "task_s": round(seconds, 4), "model_s": round(model_s, 4),
             "tool_s": round(tool_s, 4), "overhead_s": round(seconds - model_s - tool_s, 4)}
 

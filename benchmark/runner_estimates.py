@@ -285,20 +285,23 @@ def estimate_cell(recordings: Recordings, cell: Cell) -> Estimate:
 
 
 def scripted_usage(path: Path, scaffold: str) -> tuple[Usage | None, str]:
-    """A scripted model's usage: the token counts its replies state (the script named like
-    the scaffold, else a catch-all one); replies without counts are not in the sum."""
+    """A scripted model's usage: the token counts its replies state, over the scripts named
+    after the scaffold (`basic`, `alignment-first plan`, ...), else a catch-all script. A
+    reply served several times (`repeat: last`) counts once, so this can be a lower bound."""
     from sabench.agent.scripted import load_script
 
     scripts = load_script(path).all_scripts()
-    chosen = next((s for s in scripts if s.name == scaffold), None) or next(
-        (s for s in scripts if s.when.model_dump(exclude_defaults=True) == {}), None)
-    if chosen is None:
-        return None, f"no script named {scaffold!r} in {path.name}"
-    replies = chosen.replies
+    chosen = [s for s in scripts if s.name == scaffold or s.name.startswith(f"{scaffold} ")] \
+        or [s for s in scripts if s.when.model_dump(exclude_defaults=True) == {}]
+    if not chosen:
+        return None, f"no script named after {scaffold!r} in {path.name}"
+    replies = [r for script in chosen for r in script.replies]
+    repeats = any(script.repeat for script in chosen)
     return Usage(sum(r.input_tokens or 0 for r in replies),
                  sum(r.output_tokens or 0 for r in replies),
                  sum(r.cached_tokens for r in replies), len(replies)), \
-        f"scripted replies ({chosen.name}: token counts the script states)"
+        f"scripted replies ({len(chosen)} script(s) for {scaffold}: the token counts they " \
+        "state" + ("; repeated replies counted once, a lower bound)" if repeats else ")")
 
 
 def model_name_of_script(path: Path) -> str:

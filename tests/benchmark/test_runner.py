@@ -83,12 +83,14 @@ def test_the_demo_matrix_runs_end_to_end_on_the_process_pool(tmp_path: Path) -> 
     for config in configs:
         assert listed[config]["model"] == "scripted" and listed[config]["seed"] in (1, 2)
         record = read(out / "records" / config / "smoothlr.json")
-        assert record["status"] == "ok" and record["stop_reason"] == "submitted"
-        assert record["requests"] == 4 and record["usage"]["input_tokens"] == 30_900
-        assert record["runner"]["config"] == config
+        assert record["status"] == "ok" and record["runner"]["config"] == config
+        assert record["requests"] == record["usage"]["calls"] > 0
         assert record["runner"]["overhead_s"] <= record["runner"]["task_s"]
         score = read(out / "scores" / config / "smoothlr.json")
+        assert score["overall_score"] == record["overall_score"]
         if matrix.configs()[config]["scaffold_name"] == "basic":
+            assert record["stop_reason"] == "submitted" and record["requests"] == 4
+            assert record["usage"]["input_tokens"] == 30_900
             assert score["overall_score"] == pytest.approx(expected)
             repo = out / "runs" / config / "smoothlr" / "repo"
             assert sorted(p.name for p in repo.iterdir()) == \
@@ -204,11 +206,12 @@ def test_dry_run_lists_every_run_with_its_estimate(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert len(report["runs"]) == 4 and {r["state"] for r in report["runs"]} == {"new"}
-    first = report["runs"][0]["estimate"]
+    basic = next(r["estimate"] for r in report["runs"] if r["scaffold"] == "basic")
     # The scripted model's estimate is what its replies state (4 replies, 30,900 tokens in).
-    assert (first["source"], first["input_tokens"], first["calls"]) == ("scripted", 30_900, 4)
-    assert first["dollars"] is None  # a scripted model has no price: never shown as $0
-    assert report["totals"]["input_tokens"] == 4 * 30_900 and not out.exists()
+    assert (basic["source"], basic["input_tokens"], basic["calls"]) == ("scripted", 30_900, 4)
+    assert basic["dollars"] is None  # a scripted model has no price: never shown as $0
+    assert {r["estimate"]["source"] for r in report["runs"]} == {"scripted"}
+    assert not out.exists()
 
 
 @pytest.mark.dataset
