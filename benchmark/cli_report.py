@@ -51,7 +51,9 @@ def report(
         "it with the published distribution.")] = False,
 ) -> None:
     """Tables of a scores folder: configuration matrix, marginals, dimension statistics,
-    headline, bootstrap intervals, paired scaffold comparisons, failed judgements."""
+    headline, bootstrap intervals, paired scaffold comparisons, failed judgements; for the
+    output of `sabench run`, usage and cost per configuration and (HTML with -o) a page per
+    run."""
     from sabench.benchmark.report import make_report
 
     extra = frozenset({"failure_taxonomy"} if taxonomy else ())
@@ -60,8 +62,22 @@ def report(
         sys.stdout.write(text)
         return
     output.parent.mkdir(parents=True, exist_ok=True)
+    if fmt is ReportFormat.HTML:
+        text = with_run_pages(scores_dir, output, text)
     output.write_text(text, encoding="utf-8")
     typer.echo(f"wrote {output}", err=True)
+
+
+def with_run_pages(scores_dir: Path, output: Path, html: str) -> str:
+    """Write a page per run beside the report when `sabench run` left records (and link
+    them from the report); otherwise the report is the one self-contained file."""
+    from sabench.benchmark.report_runs import link_run_pages, load_records, write_run_pages
+
+    if not load_records(scores_dir):
+        return html
+    pages = write_run_pages(scores_dir, output)
+    typer.echo(f"wrote {pages} run pages in {output.stem}-runs/", err=True)
+    return link_run_pages(html, output, pages)
 
 
 def register(app: typer.Typer) -> None:

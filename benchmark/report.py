@@ -460,9 +460,22 @@ def _taxonomy_tables(data: dict[str, Any]) -> list[Table]:
     return tables
 
 
+def _usage(scores: ScoreSet) -> dict[str, Any] | None:
+    from sabench.benchmark.report_runs import usage_section
+
+    return usage_section(scores)
+
+
+def _usage_tables(data: dict[str, Any]) -> list[Table]:
+    from sabench.benchmark.report_runs import usage_tables
+
+    return usage_tables(data)
+
+
 # Extra sections, keyed by their JSON name: a new analysis is one entry here. A section whose
 # builder returns None is left out of every format.
 SECTIONS: dict[str, Section] = {
+    "usage": Section("Usage and cost", _usage, _usage_tables),
     "failure_categories": Section("Failure categories", failure_categories, _failure_tables),
     "failure_taxonomy": Section("Failure taxonomy", failure_taxonomy, _taxonomy_tables,
                                 opt_in=True),
