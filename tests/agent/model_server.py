@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import threading
 import time
 import traceback
@@ -286,6 +287,7 @@ class LoopbackModelServer:
         self._server = server
         self.url = f"http://127.0.0.1:{server.server_address[1]}"
         self._thread = threading.Thread(target=server.serve_forever, daemon=True,
+                                        kwargs={"poll_interval": 0.05},  # quick to stop
                                         name="loopback-model-server")
         self._thread.start()
         return self
@@ -376,10 +378,8 @@ def _handler_for(owner: LoopbackModelServer) -> type[BaseHTTPRequestHandler]:
 
         def _reply(self, api: str, answer: Answer, body: dict[str, Any]) -> None:
             if isinstance(answer, HttpError):
-                headers = {} if answer.retry_after is None else {
-                    "Retry-After": f"{answer.retry_after:g}"}
                 self._send(answer.status, answer.body or error_body(api, answer.status),
-                           headers)
+                           _retry_headers(answer.retry_after))
             elif isinstance(answer, RawBody):
                 self._send(200, answer.text)
             elif api == "openai":
@@ -416,6 +416,15 @@ def _handler_for(owner: LoopbackModelServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True  # the client went away (e.g. killed): nothing to do
 
     return Handler
+
+
+def _retry_headers(seconds: float | None) -> dict[str, str]:
+    """Retry-After, plus the SDKs' retry-after-ms: they ignore a zero delay (and back off
+    half a second instead), so 0 is sent as one millisecond."""
+    if seconds is None:
+        return {}
+    return {"Retry-After": str(math.ceil(seconds)),
+            "retry-after-ms": f"{max(seconds * 1000, 1):g}"}
 
 
 def _api_of(path: str) -> str | None:
