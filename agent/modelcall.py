@@ -14,6 +14,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from sabench.agent import budget as budgets
+from sabench.agent.caching import mark_cacheable
 from sabench.agent.context import RunContext
 from sabench.agent.replay import TURN_KEY
 from sabench.agent.types import UsageTotals
@@ -52,8 +53,8 @@ def call_model(context: RunContext, state: dict[str, Any], messages: Sequence[Ba
         runnable = context.model.bind_tools(list(tools), **bind)
     else:
         runnable = context.model.bind(**bind) if bind else context.model
-    if cache_prefix and getattr(context.model, "_llm_type", "") == "anthropic-chat":
-        messages = mark_cacheable(messages, cache_prefix)
+    if cache_prefix:  # marked for Anthropic only (see agent/caching.py)
+        messages = mark_cacheable(messages, min(cache_prefix, len(messages)), context.model_name)
     context.journal.request_sent(label)
     started = time.perf_counter()
     turn = int((state.get("usage") or {}).get("calls", 0))
@@ -80,18 +81,3 @@ def trace_entry(node: str, seconds: float, totals: UsageTotals,
             "cached_tokens": totals.cached_tokens,
             "tool_calls": [call["name"] for call in reply.tool_calls]}
 
-
-def mark_cacheable(messages: Sequence[BaseMessage], prefix: int) -> list[BaseMessage]:
-    """A copy whose message `prefix - 1` ends with Anthropic's cache breakpoint, so the
-    prompt up to there is cached and later calls read it at the cached price."""
-    marked = list(messages)
-    if not 0 < prefix <= len(marked):
-        return marked
-    last = marked[prefix - 1]
-    blocks = ([{"type": "text", "text": last.content}] if isinstance(last.content, str)
-              else [dict(block) if isinstance(block, dict) else {"type": "text", "text": block}
-                    for block in last.content])
-    if blocks:
-        blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
-        marked[prefix - 1] = last.model_copy(update={"content": blocks})
-    return marked
