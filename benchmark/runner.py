@@ -8,6 +8,7 @@ unfinished ones to an executor and publishes each result where the other command
     DIR/scores/<config>/<paper>.json  the score (SCORES_DIR layout: `sabench report DIR/scores`)
     DIR/scores/configs.json           config -> scaffold, model (and the model spec, seed)
     DIR/records/<config>/<paper>.json the run record plus the runner's fields (`runner`)
+    DIR/runs/index.json               the finished runs (a runs root: `sabench score-runs DIR`)
     DIR/runner.jsonl                  one line per event (start, run finished, end)
 
 A run is the evaluation graph with its own checkpoint thread, through `reproduce` — the same
@@ -542,12 +543,14 @@ def run_matrix(matrix: Matrix, out: Path, *, executor: Executor | None = None,
         summary = RunSummary(planned=len(planned), skipped=len(planned) - len(todo),
                              executor=executor.name, jobs=getattr(executor, "jobs", 1))
         publish_configs(out, configs)
+        publish_index(out, configs, planned)
         log_event(out, {"event": "start", "matrix": matrix.spec.name, "runs": len(planned),
                         "todo": len(todo), "executor": executor.name, "jobs": summary.jobs})
 
         def finished(result: dict[str, Any]) -> None:
             summary.results.append(result)
             publish_configs(out, configs)
+            publish_index(out, configs, planned)
             log_event(out, result)
             if on_done is not None:
                 on_done(result)
@@ -625,6 +628,21 @@ def publish_configs(out: Path, configs: dict[str, dict[str, Any]]) -> None:
                if any((scores / name).glob("*.json"))}
     if present:
         write_configs(scores, present)
+
+
+def publish_index(out: Path, configs: dict[str, dict[str, Any]],
+                  planned: list[PlannedRun]) -> None:
+    """`runs/index.json`: the finished runs with their scaffold and model, so that the runs
+    folder is a runs root that `sabench score-runs` reads (to score again with another judge)."""
+    runs = [{"config": p.task.config, "paper_id": p.task.paper_id,
+             "scaffold": configs[p.task.config]["scaffold"],
+             "model": configs[p.task.config]["model"],
+             "repo": f"{RUNS}/{p.task.config}/{p.task.paper_id}/repo"}
+            for p in planned if run_state(p.task) == "done"]
+    used = {run["config"] for run in runs}
+    atomic_write(out / RUNS / "index.json", json.dumps(
+        {"configs": {name: entry for name, entry in configs.items() if name in used},
+         "runs": runs}, indent=1) + "\n")
 
 
 def log_event(out: Path, event: dict[str, Any]) -> None:

@@ -96,10 +96,17 @@ def test_the_demo_matrix_runs_end_to_end_on_the_process_pool(tmp_path: Path) -> 
             assert sorted(p.name for p in repo.iterdir()) == \
                 sorted(p.name for p in FAITHFUL.iterdir())
 
-    # The other commands read the output unchanged.
+    # The other commands read the output unchanged: the report, and score-runs (the runs
+    # folder is a runs root, to score again with another judge).
     report = sabench("report", str(out / "scores"), "--format", "json")
     assert report.returncode == 0, report.stderr
     assert set(json.loads(report.stdout)["configs"]) == set(configs)
+    rescored = sabench("score-runs", str(out), "--papers", str(DEMO / "papers"), "--judge",
+                       "keyword", "--out", str(tmp_path / "keyword"))
+    assert rescored.returncode == 0, rescored.stderr
+    assert read(tmp_path / "keyword" / "configs.json") == {
+        name: {"scaffold": entry["scaffold"], "model": "scripted"}
+        for name, entry in matrix.configs().items()}
 
     # Running again skips every finished run and touches none of their files.
     stamps = {p: p.stat().st_mtime_ns for p in (out / "records").rglob("*.json")}
@@ -256,3 +263,14 @@ def test_docker_runs_prewarm_their_sandboxes_and_leave_none_behind(tmp_path: Pat
     workers = {str(r["pid"]) for r in summary["runs"]}
     assert not {o for o in owners if o.rpartition(":")[2] in workers}, \
         "a worker's (prewarmed) container outlived it"
+
+
+@pytest.mark.postgres
+def test_checkpoints_can_live_in_postgres(tmp_path: Path, postgres_url: str) -> None:
+    """The spec's `checkpoint` URL: every run a thread of its own in one shared database."""
+    spec = demo_spec(tmp_path, checkpoint=postgres_url, name=f"pg-{tmp_path.name}")
+    summary = run_matrix(load_matrix(spec), tmp_path / "out")
+    assert summary.count("ok") == 4 and summary.failed == 0
+    assert not list((tmp_path / "out" / "runs").rglob("checkpoints.sqlite"))
+    threads = {read(p)["runner"]["thread"] for p in (tmp_path / "out" / "records").rglob("*.json")}
+    assert len(threads) == 4
