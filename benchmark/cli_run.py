@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from sabench.benchmark.runner import PlannedRun
 
 console = Console(stderr=True)
+#: A dry run lists the runs one per line up to this many (--json always lists them all).
+LIST_RUNS = 50
 
 
 class ExecutorName(StrEnum):
@@ -126,14 +128,30 @@ def show_plan(matrix: Matrix, out: Path, recorded: Path | None, as_json: bool) -
     if as_json:
         sys.stdout.write(json.dumps(report, indent=1) + "\n")
         return
-    console.print(plan_table(report))
+    if len(runs) <= LIST_RUNS:
+        for run in runs:
+            console.print(run_line(run), highlight=False, soft_wrap=True)
+    else:
+        console.print(f"{len(runs)} runs (--json lists each)", highlight=False)
+    # Not on a terminal (a log, a pipe) the table gets room instead of rich's 80 columns.
+    wide = console if console.is_terminal else Console(stderr=True, width=160)
+    wide.print(plan_table(report))
+
+
+def run_line(run: dict[str, Any]) -> str:
+    estimate = run["estimate"]
+    tokens_in = "?" if estimate["input_tokens"] is None else f"{estimate['input_tokens']:,}"
+    cost = "unpriced" if estimate["dollars"] is None else f"${estimate['dollars']:,.2f}"
+    return (f"{run['config']}/{run['paper_id']} ({run['state']}): {tokens_in} tokens in, "
+            f"{cost} · {estimate['basis']}")
 
 
 def plan_table(report: dict[str, Any]) -> Table:
     table = Table(title=f"{report['matrix']}: {len(report['runs'])} runs, estimated from "
                         "recorded usage", caption="from: recorded = the same model, scaffold "
                         "and paper; model-mean = the model's other papers; scaffold-mean = "
-                        "other models; none = no estimate (not in the sums)")
+                        "other models; scripted = the token counts a script states; none = no "
+                        "estimate (not in the sums)")
     for column in ("config", "runs", "input tokens", "output tokens", "dollars", "from"):
         table.add_column(column, justify="left" if column in ("config", "from") else "right",
                          no_wrap=column != "from")

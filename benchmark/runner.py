@@ -353,6 +353,10 @@ class LocalExecutor:
                     on_done(with_dispatch(future.result(), submitted))
 
 
+#: Seconds the Ray actors get to start (they wait for CPU slots a cluster may not have).
+ACTOR_START_S = 300.0
+
+
 class RayExecutor:
     """The same tasks on Ray actors: one actor per job, each running one task at a time.
 
@@ -380,7 +384,12 @@ class RayExecutor:
         try:
             actor = ray.remote(num_cpus=1, max_restarts=0)(RunActor)
             actors = [actor.remote(tasks[0]) for _ in range(min(self.jobs, len(tasks)))]
-            ray.get([a.ready.remote() for a in actors])
+            waiting = [a.ready.remote() for a in actors]
+            ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=ACTOR_START_S)
+            if len(ready) < len(waiting):
+                raise RunnerError(f"only {len(ready)} of {len(waiting)} Ray workers started in "
+                                  f"{ACTOR_START_S:.0f}s (each needs a CPU slot): lower --jobs "
+                                  "or add nodes")
             self.startup_s = time.perf_counter() - started
             self._dispatch(ray, actors, tasks, on_done)
         finally:
