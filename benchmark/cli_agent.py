@@ -195,6 +195,38 @@ def check(
     console.print(f"{passed} of {len(results)} claims pass")
 
 
+def drift_test(
+    runs_root: Annotated[Path, typer.Argument(help="A runs root (unpack.sh layout).")],
+    papers: Annotated[Path, typer.Option("--papers", help="The dataset's papers folder.")],
+    sample: Annotated[int | None, typer.Option("--sample", min=1,
+                                               help="At most this many injections.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed of the draw.")] = 0,
+    checker: Annotated[str, typer.Option("--checker", help="A registered checker.")]
+    = "offline",
+    as_json: JsonOption = False,
+) -> None:
+    """Inject one drift at a time into implemented claims and count what the check detects."""
+    from sabench.benchmark.drift import drift_test as run_suite
+
+    with LiveStatus("drift-test") as status:
+        done = {"n": 0, "hit": 0}
+
+        def progress(outcome: Any) -> None:
+            done["n"] += 1
+            done["hit"] += outcome.detected
+            status({"phase": f"{done['hit']}/{done['n']} detected", "step": done["n"]})
+
+        report = run_suite(runs_root, papers, sample=sample, seed=seed, checker=checker,
+                           progress=progress)
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=1) + "\n")
+        return
+    console.print(f"{report['n_injected']} drifts injected in {report['runs']} runs: "
+                  f"{report['detection']} detected; false alarms {report['false_alarm_rate']}")
+    for kind, figures in report["by_kind"].items():
+        console.print(f"  {kind}: {figures['detection']} of {figures['n']}")
+
+
 def scaffolds() -> None:
     """List the registered scaffolds, one line each."""
     from sabench.scaffolds import SCAFFOLDS, get_scaffold
@@ -217,3 +249,4 @@ def register(app: typer.Typer) -> None:
     app.command("replay")(replay)
     app.command("scaffolds")(scaffolds)
     app.command("check")(check)
+    app.command("drift-test")(drift_test)

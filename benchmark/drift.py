@@ -1,0 +1,303 @@
+"""The drift-detection suite: does the alignment check notice when one claim's code drifts?
+
+Take repositories where a claim is implemented (the official judge scored it >= 0.5 and the
+check passes it before any change), inject one drift at that claim's official evidence, check
+again, and count the claim as detected when it now fails. Kinds of drift, by dimension:
+
+    D1 value     a number of the claim, in its evidence lines, set to another value
+    D2 stub      the function holding the evidence replaced by `raise NotImplementedError`
+    D2 operator  one arithmetic operator in the evidence lines swapped (+ -, * /)
+    D3 remove    the evidence lines commented out (the metric, baseline or split is gone)
+    D4 swap      two consecutive call lines of the evidence swapped (the phases reorder)
+
+Detected means the claim now fails, or its expected score dropped (by at least `DROP`): the
+check's verdict on it went down. `flagged` counts the stricter outcome, pass -> fail, which is
+what sends a claim to repair. A false alarm is another claim of the same repository, none of
+whose official evidence lines were touched, whose verdict crosses the pass threshold either way.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import re
+import shutil
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sabench.benchmark.dataset import load_paper
+from sabench.benchmark.scoring import read_runs_root
+from sabench.verifiers.alignment import CHECKERS, ClaimResult
+from sabench.verifiers.spec import Claim, PaperSpec
+
+OFFICIAL_PASS = 0.5
+DROP = 0.01
+REF = re.compile(r"^(.+):(\d+)-(\d+)$")
+NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?!\w|\.\d)")
+
+
+@dataclass(frozen=True)
+class Site:
+    """A claim's official evidence: files and line ranges (1-based, inclusive)."""
+
+    claim: Claim
+    ranges: tuple[tuple[str, int, int], ...]
+
+    def touches(self, other: Site) -> bool:
+        return any(f == g and a <= d and c <= b for f, a, b in self.ranges
+                   for g, c, d in other.ranges)
+
+
+def evidence_sites(spec: PaperSpec, official: dict[str, Any], repo: Path) -> dict[str, Site]:
+    """Each claim's official evidence ranges that exist in the repository."""
+    refs = {c["id"]: c.get("evidence_refs") or [] for d in official["dimensions"].values()
+            for c in d["claims"]}
+    sites = {}
+    for claim in spec.claims:
+        ranges = []
+        for ref in refs.get(claim.id, []):
+            found = REF.match(ref)
+            if found and (repo / found.group(1)).is_file():
+                ranges.append((found.group(1), int(found.group(2)), int(found.group(3))))
+        if ranges:
+            sites[claim.id] = Site(claim, tuple(ranges))
+    return sites
+
+
+# ------------------------------------------------------------------------------- injections
+
+
+Injection = Callable[[Path, Site, random.Random], bool]
+
+
+def lines_of(repo: Path, rel: str) -> list[str]:
+    return (repo / rel).read_text(encoding="utf-8", errors="surrogateescape").splitlines(True)
+
+
+def write_lines(repo: Path, rel: str, lines: list[str]) -> None:
+    (repo / rel).write_text("".join(lines), encoding="utf-8", errors="surrogateescape")
+
+
+def drift_value(repo: Path, site: Site, rng: random.Random) -> bool:
+    """A number stated by the claim, where it appears in the evidence, multiplied by ten."""
+    stated = set(NUMBER.findall(site.claim.text))
+    for rel, start, end in site.ranges:
+        lines = lines_of(repo, rel)
+        for i in range(start - 1, min(end, len(lines))):
+            for number in NUMBER.findall(lines[i]):
+                if number in stated or _same_value(number, stated):
+                    lines[i] = lines[i].replace(number, _tenfold(number), 1)
+                    write_lines(repo, rel, lines)
+                    return True
+    return False
+
+
+def _same_value(number: str, stated: set[str]) -> bool:
+    try:
+        value = float(number)
+    except ValueError:
+        return False
+    return any(_float(s) == value for s in stated) and value not in (0.0, 1.0)
+
+
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _tenfold(number: str) -> str:
+    """The value times ten, written plainly (`3e-4` -> `0.003`, `64` -> `640`)."""
+    value = float(number) * 10
+    return str(int(value)) if value.is_integer() and "." not in number else f"{value:.10g}"
+
+
+def drift_stub(repo: Path, site: Site, rng: random.Random) -> bool:
+    """The function that holds the evidence replaced by a stub."""
+    for rel, start, end in site.ranges:
+        if not rel.endswith(".py"):
+            continue
+        lines = lines_of(repo, rel)
+        try:
+            tree = ast.parse("".join(lines))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body and \
+                    node.lineno <= end and (node.end_lineno or node.lineno) >= start:
+                body_start = node.body[0].lineno - 1
+                indent = re.match(r"\s*", lines[body_start]).group(0)
+                lines[body_start:node.end_lineno] = [f"{indent}raise NotImplementedError\n"]
+                write_lines(repo, rel, lines)
+                return True
+    return False
+
+
+OPERATORS = ((" + ", " - "), (" - ", " + "), (" * ", " / "), (" / ", " * "))
+
+
+def drift_operator(repo: Path, site: Site, rng: random.Random) -> bool:
+    """One arithmetic operator in the evidence's code lines swapped."""
+    for rel, start, end in site.ranges:
+        lines = lines_of(repo, rel)
+        for i in range(start - 1, min(end, len(lines))):
+            if lines[i].lstrip().startswith("#"):
+                continue
+            for old, new in OPERATORS:
+                if old in lines[i]:
+                    lines[i] = lines[i].replace(old, new, 1)
+                    write_lines(repo, rel, lines)
+                    return True
+    return False
+
+
+def drift_remove(repo: Path, site: Site, rng: random.Random) -> bool:
+    """The evidence lines commented out (Python and YAML; other files emptied there)."""
+    changed = False
+    for rel, start, end in site.ranges:
+        lines = lines_of(repo, rel)
+        for i in range(start - 1, min(end, len(lines))):
+            if lines[i].strip() and not lines[i].lstrip().startswith("#"):
+                indent = re.match(r"\s*", lines[i]).group(0)
+                keep = f"{indent}pass  # removed\n" if rel.endswith(".py") and \
+                    lines[i].rstrip().endswith(":") else f"{indent}# removed\n"
+                lines[i] = keep
+                changed = True
+        write_lines(repo, rel, lines)
+    return changed
+
+
+CALL_LINE = re.compile(r"^\s*(?:[\w.\[\], ]+=\s*)?[\w.]+\(.*\)\s*$")
+
+
+def drift_swap(repo: Path, site: Site, rng: random.Random) -> bool:
+    """Two consecutive call lines of the evidence, at the same indentation, swapped."""
+    for rel, start, end in site.ranges:
+        lines = lines_of(repo, rel)
+        for i in range(start - 1, min(end, len(lines)) - 1):
+            a, b = lines[i], lines[i + 1]
+            if CALL_LINE.match(a) and CALL_LINE.match(b) and a != b and \
+                    _indent(a) == _indent(b):
+                lines[i], lines[i + 1] = b, a
+                write_lines(repo, rel, lines)
+                return True
+    return False
+
+
+def _indent(line: str) -> str:
+    return re.match(r"\s*", line).group(0)
+
+
+KINDS: dict[str, list[tuple[str, Injection]]] = {
+    "D1": [("value", drift_value)],
+    "D2": [("stub", drift_stub), ("operator", drift_operator)],
+    "D3": [("remove", drift_remove)],
+    "D4": [("swap", drift_swap)],
+}
+
+
+# ------------------------------------------------------------------------------- the suite
+
+
+@dataclass
+class Outcome:
+    run: str
+    claim: str
+    dimension: str
+    kind: str
+    detected: bool
+    flagged: bool
+    alarms: int
+    others: int
+
+
+def candidates(runs_root: Path, papers: Path) -> Iterator[tuple[str, PaperSpec, Path, dict]]:
+    """Complete runs (no cited file missing) with their paper and official score."""
+    specs: dict[str, PaperSpec] = {}
+    for run in read_runs_root(runs_root).runs:
+        if run.missing_cited_files:
+            continue
+        official_file = runs_root / "official_scores" / run.config / f"{run.paper_id}.json"
+        if not official_file.is_file():
+            continue
+        spec = specs.setdefault(run.paper_id, load_paper(papers / run.paper_id))
+        yield f"{run.config}/{run.paper_id}", spec, run.repo, json.loads(
+            official_file.read_text())
+
+
+def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed: int = 0,
+               checker: str = "offline",
+               progress: Callable[[Outcome], None] | None = None) -> dict[str, Any]:
+    """Inject one drift per chosen claim and report detection and false alarms."""
+    rng = random.Random(seed)
+    check = CHECKERS[checker]
+    plans = []
+    for name, spec, repo, official in candidates(Path(runs_root), Path(papers)):
+        scores = {c["id"]: c["score"] for d in official["dimensions"].values()
+                  for c in d["claims"]}
+        sites = evidence_sites(spec, official, repo)
+        eligible = [cid for cid, s in scores.items() if s is not None and s >= OFFICIAL_PASS
+                    and cid in sites]
+        plans += [(name, spec, repo, sites, cid) for cid in eligible]
+    rng.shuffle(plans)
+    outcomes, baselines = [], {}
+    for name, spec, repo, sites, cid in plans:
+        if sample is not None and len(outcomes) >= sample:
+            break
+        if name not in baselines:
+            baselines[name] = {r.id: r for r in check(spec, repo)}
+        if not baselines[name][cid].passed:
+            continue
+        outcome = inject_and_check(name, spec, repo, sites, cid, baselines[name], check, rng)
+        if outcome is not None:
+            outcomes.append(outcome)
+            if progress:
+                progress(outcome)
+    return summarise(outcomes)
+
+
+def inject_and_check(name: str, spec: PaperSpec, repo: Path, sites: dict[str, Site], cid: str,
+                     before: dict[str, ClaimResult], check: Callable, rng: random.Random
+                     ) -> Outcome | None:
+    site = sites[cid]
+    kinds = list(KINDS[site.claim.dimension.value])
+    rng.shuffle(kinds)
+    with tempfile.TemporaryDirectory(prefix="sabench-drift-") as tmp:
+        copy = Path(tmp) / "repo"
+        shutil.copytree(repo, copy, symlinks=True)
+        for kind, inject in kinds:
+            if inject(copy, site, rng):
+                after = {r.id: r for r in check(spec, copy)}
+                untouched = [o for o, s in sites.items() if o != cid and not s.touches(site)]
+                alarms = sum(after[o].passed != before[o].passed for o in untouched)
+                flagged = not after[cid].passed
+                dropped = after[cid].expected_score <= before[cid].expected_score - DROP
+                return Outcome(name, cid, site.claim.dimension.value, kind,
+                               flagged or dropped, flagged, alarms, len(untouched))
+    return None
+
+
+def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
+    def rate(items: list[Outcome]) -> float | None:
+        return round(sum(o.detected for o in items) / len(items), 4) if items else None
+
+    by_dimension, by_kind = defaultdict(list), defaultdict(list)
+    for outcome in outcomes:
+        by_dimension[outcome.dimension].append(outcome)
+        by_kind[f"{outcome.dimension} {outcome.kind}"].append(outcome)
+    others = sum(o.others for o in outcomes)
+    return {"n_injected": len(outcomes), "detection": rate(outcomes),
+            "flagged": round(sum(o.flagged for o in outcomes) / len(outcomes), 4)
+            if outcomes else None,
+            "by_dimension": {d: rate(v) for d, v in sorted(by_dimension.items())},
+            "by_kind": {k: {"n": len(v), "detection": rate(v)}
+                        for k, v in sorted(by_kind.items())},
+            "false_alarm_rate": round(sum(o.alarms for o in outcomes) / others, 4)
+            if others else None,
+            "runs": len({o.run for o in outcomes})}

@@ -1,0 +1,72 @@
+"""The drift-detection suite: each kind of injection, and `sabench drift-test` on real runs."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sabench.benchmark.drift import (
+    Site,
+    drift_operator,
+    drift_remove,
+    drift_stub,
+    drift_swap,
+    drift_value,
+)
+from sabench.verifiers.spec import Claim, Dimension
+
+SOURCE = '''\
+LR = 0.0003
+def loss(x, y):
+    diff = x - y
+    return diff * diff
+
+def main():
+    prepare()
+    train()
+'''
+
+
+def site(tmp_path: Path, text: str, start: int, end: int) -> Site:
+    (tmp_path / "m.py").write_text(SOURCE)
+    claim = Claim(id="p-D1-001", dimension=Dimension.D1, text=text, source="")
+    return Site(claim, (("m.py", start, end),))
+
+
+def test_each_injection_changes_only_the_evidence(tmp_path: Path) -> None:
+    rng = random.Random(0)
+    assert drift_value(tmp_path, site(tmp_path, "The learning rate is 3e-4.", 1, 1), rng)
+    assert (tmp_path / "m.py").read_text().splitlines()[0] == "LR = 0.003"
+    assert drift_operator(tmp_path, site(tmp_path, "squared error", 3, 4), rng)
+    assert "diff = x + y" in (tmp_path / "m.py").read_text()
+    assert drift_stub(tmp_path, site(tmp_path, "squared error", 3, 4), rng)
+    assert "def loss(x, y):\n    raise NotImplementedError\n\ndef main" in \
+        (tmp_path / "m.py").read_text()
+    assert drift_swap(tmp_path, site(tmp_path, "prepare then train", 7, 8), rng)
+    assert (tmp_path / "m.py").read_text().endswith("    train()\n    prepare()\n")
+    assert drift_remove(tmp_path, site(tmp_path, "the loss", 2, 4), rng)
+    text = (tmp_path / "m.py").read_text()
+    compile(text, "m.py", "exec")  # still valid Python
+    assert "pass  # removed" in text and "diff" not in text.split("def main")[0]
+    assert not drift_value(tmp_path, site(tmp_path, "The batch size is 64.", 1, 1), rng)
+
+
+@pytest.mark.dataset
+def test_drift_test_on_development_runs(sabench_data: Path, tmp_path: Path) -> None:
+    subprocess.run(["sh", str(sabench_data / "unpack.sh"), str(tmp_path)], check=True,
+                   capture_output=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "sabench.benchmark.cli", "drift-test", str(tmp_path),
+         "--papers", str(sabench_data / "papers"), "--sample", "12", "--json"],
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["n_injected"] == 12
+    assert sum(k["n"] for k in report["by_kind"].values()) == 12
+    assert set(report["by_dimension"]) <= {"D1", "D2", "D3", "D4"}
+    assert 0 <= report["detection"] <= 1 and 0 <= report["false_alarm_rate"] <= 1
