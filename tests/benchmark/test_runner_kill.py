@@ -152,8 +152,9 @@ def test_kill_9_at_random_moments_then_resume(model_server: LoopbackModelServer,
     assert {p.parent.name for p in (out / "scores").glob("*/smoothlr.json")} == set(configs)
     for model, config in zip(MODELS, configs, strict=True):
         served = [s for s in responder.served if s.model == model]
-        # Every request the run counted reached the server, and no other.
-        assert records[config]["requests"] == len(served)
+        # The run counts a request before sending it: every request the server got is
+        # counted, and a kill between counting and sending can add one more per kill.
+        assert len(served) <= records[config]["requests"] <= len(served) + len(kills)
         assert_no_completed_call_repeated(served, kills)
     # A run finished at a kill is kept as it was: same record, no request after the kill.
     for killed, finished in zip(kills, finished_at_kill, strict=True):
