@@ -72,6 +72,7 @@ class AlignmentState(RunState, total=False):
     rounds: Annotated[int, add_number]
     history: Annotated[dict[str, list[bool]], merge]
     failing: Annotated[list[dict[str, Any]], last_value]
+    pending: Annotated[dict[str, Any], last_value]
     passing: Annotated[list[int], operator.add]
     repaired: Annotated[int, add_number]
 
@@ -244,9 +245,17 @@ def implement(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, 
         text, update = ask(context, state, request, "implement")
     except BudgetExhausted as exc:
         return stopped(exc)
-    context.workspace.write(f"{SUBMISSION_DIR}/{entry['path']}", first_fence(text))
-    context.workspace.save()
-    return {**update, "written": 1}
+    return {**update, "pending": {"file": entry["path"], "text": text}}
+
+
+def write(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Write the implemented file (a node of its own, so the paid reply is checkpointed
+    before anything acts on it)."""
+    pending = state["pending"]
+    runtime.context.workspace.write(f"{SUBMISSION_DIR}/{pending['file']}",
+                                    first_fence(pending["text"]))
+    runtime.context.workspace.save()
+    return {"written": 1}
 
 
 def interfaces(context: RunContext, done: list[str], limit: int = 6_000) -> str:
@@ -265,8 +274,10 @@ def interfaces(context: RunContext, done: list[str], limit: int = 6_000) -> str:
 
 
 def after_implement(state: AlignmentState) -> str:
-    if state.get("status") == STOPPED:
-        return "finalize"
+    return "finalize" if state.get("status") == STOPPED else "write"
+
+
+def after_write(state: AlignmentState) -> str:
     return "implement" if int(state.get("written") or 0) < len(state["plan"]) else "check"
 
 
@@ -351,9 +362,8 @@ def repair(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any
     failing = [f for f in state["failing"] if f["file"] == path]
     claims = {c["id"]: c for c in state.get("claims") or []}
     tools = WorkspaceTools(context.workspace, context.tool_limits)
-    target = f"{SUBMISSION_DIR}/{path}"
     try:
-        numbered = tools.read_lines(target, 1, 2_000)
+        numbered = tools.read_lines(f"{SUBMISSION_DIR}/{path}", 1, 2_000)
     except ToolError:
         numbered = "(the file does not exist yet)"
     listing = "\n".join(
@@ -366,11 +376,22 @@ def repair(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any
                            "repair")
     except BudgetExhausted as exc:
         return stopped(exc)
-    applied = apply_edits(tools, target, text)
-    context.workspace.save()
-    update["trace"] = [{**update["trace"][0], "file": path, "edits": applied}]
-    last = position + 1 == len(files)
-    return {**update, "repaired": -position if last else 1, "rounds": 1 if last else 0}
+    return {**update, "pending": {"file": path, "text": text,
+                                  "last": position + 1 == len(files)}}
+
+
+def apply_repair(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Apply the repair reply's edits (its own node; applying twice refuses the edits already
+    made, since their old text is gone)."""
+    pending = state["pending"]
+    tools = WorkspaceTools(runtime.context.workspace, runtime.context.tool_limits)
+    applied = apply_edits(tools, f"{SUBMISSION_DIR}/{pending['file']}", pending["text"])
+    runtime.context.workspace.save()
+    last = bool(pending.get("last"))
+    position = int(state.get("repaired") or 0)
+    return {"repaired": -position if last else 1, "rounds": 1 if last else 0,
+            "trace": [{"node": "apply_repair", "kind": "edits", "file": pending["file"],
+                       **applied}]}
 
 
 def apply_edits(tools: WorkspaceTools, target: str, reply: str) -> dict[str, int]:
@@ -395,8 +416,10 @@ def apply_edits(tools: WorkspaceTools, target: str, reply: str) -> dict[str, int
 
 
 def after_repair(state: AlignmentState) -> str:
-    if state.get("status") == STOPPED:
-        return "finalize"
+    return "finalize" if state.get("status") == STOPPED else "apply_repair"
+
+
+def after_apply(state: AlignmentState) -> str:
     return "repair" if int(state.get("repaired") or 0) > 0 else "check"
 
 
@@ -456,8 +479,9 @@ class AlignmentFirst:
         graph = StateGraph(AlignmentState, context_schema=RunContext,
                            input_schema=ScaffoldInput)
         for name, node in (("start", start), ("extract", extract), ("ledger", ledger),
-                           ("plan", plan), ("implement", implement), ("check", check),
-                           ("repair", repair), ("finalize", finalize)):
+                           ("plan", plan), ("implement", implement), ("write", write),
+                           ("check", check), ("repair", repair), ("apply_repair", apply_repair),
+                           ("finalize", finalize)):
             graph.add_node(name, node)
         graph.add_edge(START, "start")
         graph.add_conditional_edges("start", fan_out_extraction, ["extract", "plan"])
@@ -465,10 +489,11 @@ class AlignmentFirst:
         graph.add_edge("ledger", "plan")
         graph.add_conditional_edges("plan", lambda s: "finalize" if s.get(
             "status") == STOPPED else "implement", ["implement", "finalize"])
-        graph.add_conditional_edges("implement", after_implement,
-                                    ["implement", "check", "finalize"])
+        graph.add_conditional_edges("implement", after_implement, ["write", "finalize"])
+        graph.add_conditional_edges("write", after_write, ["implement", "check"])
         graph.add_conditional_edges("check", after_check, ["repair", "finalize"])
-        graph.add_conditional_edges("repair", after_repair, ["repair", "check", "finalize"])
+        graph.add_conditional_edges("repair", after_repair, ["apply_repair", "finalize"])
+        graph.add_conditional_edges("apply_repair", after_apply, ["repair", "check"])
         graph.add_edge("finalize", END)
         return graph.compile(name=self.name)
 

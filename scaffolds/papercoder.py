@@ -61,6 +61,7 @@ class PaperCoderState(RunState, total=False):
     tasks: Annotated[list[str], last_value]
     logic: Annotated[dict[str, str], last_value]
     analyses: Annotated[dict[str, str], merge]
+    pending: Annotated[dict[str, str], last_value]
     coded: Annotated[int, add_number]
 
 
@@ -193,13 +194,20 @@ def code(state: PaperCoderState, runtime: Runtime[RunContext]) -> dict[str, Any]
                                                HumanMessage(request)], "code", file)
     except BudgetExhausted as exc:
         return {"status": STOPPED, "stop_reason": exc.reason}
+    return {**update, "pending": {"file": file, "text": str(message.content)}}
+
+
+def write(state: PaperCoderState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Write the coded file (its own node: the reply is checkpointed before anything acts on
+    it, so a crash here repeats the write, never the paid call)."""
     started = time.perf_counter()
-    if not file.endswith("/"):
-        context.workspace.write(f"{SUBMISSION_DIR}/{file}", first_fence(str(message.content)))
-        context.workspace.save()
-    update["elapsed_s"] += time.perf_counter() - started
-    finished = position + 1 == len(files)
-    return {**update, "coded": 1,
+    pending = state["pending"]
+    if not pending["file"].endswith("/"):
+        runtime.context.workspace.write(f"{SUBMISSION_DIR}/{pending['file']}",
+                                        first_fence(pending["text"]))
+        runtime.context.workspace.save()
+    finished = int(state.get("coded") or 0) + 1 == len(files_to_write(state))
+    return {"coded": 1, "elapsed_s": time.perf_counter() - started,
             **({"status": OK, "stop_reason": "finished"} if finished else {})}
 
 
@@ -218,9 +226,11 @@ def earlier_code(context: RunContext, done: list[str]) -> dict[str, str]:
 
 
 def after_code(state: PaperCoderState) -> str:
-    if state.get("status") in (STOPPED, OK):
-        return END
-    return "code"
+    return END if state.get("status") in (STOPPED, OK) else "write"
+
+
+def after_write(state: PaperCoderState) -> str:
+    return END if state.get("status") == OK else "code"
 
 
 # ------------------------------------------------------------------------------- the graph
@@ -240,9 +250,11 @@ class PaperCoder:
         graph.add_node("extract", extract)
         graph.add_node("analyze", analyze)
         graph.add_node("code", code)
+        graph.add_node("write", write)
         graph.add_edge(START, "plan")
         graph.add_conditional_edges("plan", after_plan, ["plan", "extract", END])
         graph.add_conditional_edges("extract", fan_out, ["analyze", "code", END])
         graph.add_conditional_edges("analyze", after_analysis, ["code", END])
-        graph.add_conditional_edges("code", after_code, ["code", END])
+        graph.add_conditional_edges("code", after_code, ["write", END])
+        graph.add_conditional_edges("write", after_write, ["code", END])
         return graph.compile(name=self.name)
