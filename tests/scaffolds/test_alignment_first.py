@@ -4,6 +4,12 @@ extracted, planned, implemented, checked for real, repaired."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +168,45 @@ def test_a_budget_that_ends_mid_repair_keeps_the_repository(
     repo = tmp_path / "run" / "repo"
     assert DRIFTED_DECAY in (repo / "config.py").read_text()
     assert (repo / "alignment_report.json").is_file() and (repo / "train.py").is_file()
+
+
+def test_kill_9_mid_repair_then_resume_repeats_no_completed_call(
+        model_server: LoopbackModelServer, tmp_path: Path) -> None:
+    drifted = (FAITHFUL / "config.py").read_text().replace("weight_decay: float = 5e-4",
+                                                           DRIFTED_DECAY)
+    in_repair, release = threading.Event(), threading.Event()
+    answer = scripted(config_text=drifted)
+
+    def respond(request: Request) -> Reply:
+        if stage_of(request) == "repair" and not release.is_set():
+            in_repair.set()
+            release.wait(60)  # the client is killed while it waits for this reply
+        return answer(request)
+
+    model_server.responder = respond
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "sabench.benchmark.cli", "reproduce", str(PAPER_DIR),
+               "--scaffold", "alignment-first", "--model", "openai-compatible:af-model",
+               "--out", str(out), "--backend", "local", "--base-url", model_server.openai_url,
+               "--judge", "none", "--option", "oracle=true", "--option", "max_rounds=1"]
+    env = {**os.environ, "OPENAI_API_KEY": "test-key"}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    assert in_repair.wait(120), process.stderr.read().decode() if process.poll() else "stuck"
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    release.set()
+    time.sleep(0.2)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    bodies = [json_body(r) for r in model_server.requests]
+    completed_before = bodies[:-2]  # all but the killed repair request and its re-send
+    assert len(set(completed_before)) == len(completed_before)
+    assert bodies[-1] == bodies[-2]  # only the call in flight was sent again
+    record = json.loads((out / "record.json").read_text())
+    assert record["stop_reason"] in ("round_cap", "all_claims_pass")
+    assert "weight_decay" in (out / "repo" / "config.py").read_text()
+
+
+def json_body(request: Request) -> str:
+    return json.dumps(request.body["messages"], sort_keys=True)
