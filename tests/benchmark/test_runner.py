@@ -270,7 +270,7 @@ def test_checkpoints_can_live_in_postgres(tmp_path: Path, postgres_url: str) -> 
     """The spec's `checkpoint` URL: every run a thread of its own in one shared database."""
     spec = demo_spec(tmp_path, checkpoint=postgres_url, name=f"pg-{tmp_path.name}")
     summary = run_matrix(load_matrix(spec), tmp_path / "out")
-    assert summary.count("ok") == 4 and summary.failed == 0
+    assert summary.count("ok") == 4 and summary.failed == 0, summary.results
     assert not list((tmp_path / "out" / "runs").rglob("checkpoints.sqlite"))
     threads = {read(p)["runner"]["thread"] for p in (tmp_path / "out" / "records").rglob("*.json")}
     assert len(threads) == 4

@@ -44,7 +44,7 @@ def _local_sandbox() -> None:
 def test_the_demo_matrix_on_ray(ray_cluster: Any, tmp_path: Path) -> None:
     matrix, out = load_matrix(demo_spec(tmp_path)), tmp_path / "out"
     summary = run_matrix(matrix, out, executor=RayExecutor(jobs=2))
-    assert summary.executor == "ray" and summary.count("ok") == 4 and summary.failed == 0
+    assert summary.executor == "ray" and summary.count("ok") == 4, summary.results
     workers = {r["pid"] for r in summary.results}
     assert len(workers) == 2 and os.getpid() not in workers  # two Ray actors ran them
     expected = score_repo(load_paper(DEMO / "papers" / "smoothlr"), FAITHFUL,
