@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from sabench.sandbox.copyout import CopyReport
 from sabench.sandbox.types import BackendUnavailable, ExecResult, SandboxSpec
 
 Command = str | Sequence[str]
@@ -55,8 +56,10 @@ class Sandbox(Protocol):
         """Copy a host directory's contents into the workspace."""
         ...
 
-    def copy_out(self, dest: Path, src: str = ".") -> None:
-        """Copy a workspace directory's contents to the host (symlinks kept as links)."""
+    def copy_out(self, dest: Path, src: str = ".") -> CopyReport:
+        """Rebuild a workspace directory on the host from regular files and folders; links
+        that stay inside it come back as relative links, anything else is skipped and listed
+        (see `copyout.py`)."""
         ...
 
     def close(self) -> None:

@@ -72,6 +72,10 @@ class Limits(BaseModel):
     output_bytes: int = Field(default=1 << 20, ge=1024, description="bytes kept per stream")
     flood_bytes: int = Field(
         default=64 << 20, ge=1024, description="total output after which the command is killed")
+    copy_out_bytes: int = Field(default=1 << 30, ge=1,
+                                description="total size a copy-out may bring back")
+    copy_out_files: int = Field(default=100_000, ge=1,
+                                description="number of files a copy-out may bring back")
 
 
 class Mount(BaseModel):

@@ -20,7 +20,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
-from sabench.sandbox.types import BASE_ENV, LABEL, SANDBOX_GID, SANDBOX_UID, WORKSPACE, Limits
+from sabench.sandbox.copyout import CopyReport, copy_out
+from sabench.sandbox.types import (
+    BASE_ENV,
+    LABEL,
+    SANDBOX_GID,
+    SANDBOX_UID,
+    WORKSPACE,
+    Limits,
+    SandboxSpec,
+)
 
 #: Name of the file that records which host process owns a workspace (read by the reaper).
 OWNER_FILE = ".sabench-owner"
@@ -205,14 +214,15 @@ class HostWorkspace:
         os.symlink(os.readlink(source), dest)
         self._chown(dest)
 
-    def copy_out(self, dest: Path, src: str = ".") -> None:
+    def copy_out(self, dest: Path, src: str = ".", limits: Limits | None = None,
+                 aliases: tuple[str, ...] = ()) -> CopyReport:
+        """Rebuild `src` at `dest` from regular files and folders (see `copyout.py`)."""
         source = self.resolve(src)
         if not source.is_dir():
             raise NotADirectoryError(f"{src}: not a directory in the sandbox workspace")
-        # symlinks=True copies links as links: never dereferenced on the host. FIFOs, sockets
-        # and devices are skipped: reading one could block or mean nothing outside.
-        shutil.copytree(source, Path(dest), symlinks=True, dirs_exist_ok=True,
-                        ignore=_special_files)
+        limits = limits or Limits()
+        return copy_out(self.path, source, Path(dest), max_bytes=limits.copy_out_bytes,
+                        max_files=limits.copy_out_files, aliases=aliases)
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -235,16 +245,6 @@ def _open_for_write(path: Path) -> BinaryIO:
     return os.fdopen(fd, "wb")
 
 
-def _special_files(folder: str, names: list[str]) -> set[str]:
-    """Names in `folder` that are neither regular files, directories nor symlinks."""
-    skipped = set()
-    for name in names:
-        mode = os.lstat(os.path.join(folder, name)).st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-            skipped.add(name)
-    return skipped
-
-
 class WorkspaceFiles:
     """The Sandbox file operations, on the host side of a backend's `HostWorkspace`.
 
@@ -254,6 +254,7 @@ class WorkspaceFiles:
     """
 
     workspace: HostWorkspace
+    spec: SandboxSpec
     _exec_lock: threading.Lock
 
     def _check_open(self) -> None:
@@ -274,10 +275,11 @@ class WorkspaceFiles:
         with self._exec_lock:
             self.workspace.copy_in(src, dest)
 
-    def copy_out(self, dest: Path, src: str = ".") -> None:
+    def copy_out(self, dest: Path, src: str = ".") -> CopyReport:
         self._check_open()
+        spec = self.spec
         with self._exec_lock:
-            self.workspace.copy_out(dest, src)
+            return self.workspace.copy_out(dest, src, spec.limits, spec.workspace_aliases)
 
 
 class OutputCapture:
