@@ -58,10 +58,12 @@ def exec_command(
         if workspace is not None:
             box.copy_in(workspace)
         result = box.exec(command, timeout=timeout)
-        if workspace is not None:
-            box.copy_out(workspace)
+        skipped = box.copy_out(workspace).skipped if workspace is not None else []
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
+    for name, reason in skipped:
+        err_console.print(f"[yellow]not copied back:[/yellow] {name}: {reason}",
+                          highlight=False)
     for flag, why in ((result.truncated, "output truncated"),
                       (result.timed_out, f"killed at its {timeout:g}s timeout"),
                       (result.oom_killed, f"killed: out of memory ({memory})")):

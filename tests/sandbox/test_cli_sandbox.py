@@ -64,6 +64,21 @@ def test_exec_syncs_the_workspace_folder(backend: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_exec_brings_back_no_link_out_of_the_workspace(backend: str, tmp_path: Path) -> None:
+    require_backend(backend)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "kept.txt").write_text("kept\n")
+    (tmp_path / "inner").symlink_to("sub/kept.txt")  # a link already there: no crash
+    done = sabench_process("sandbox", "exec", "--backend", backend, "--workspace",
+                           str(tmp_path), "--", "sh", "-c",
+                           "ln -s /etc/passwd pw; ln -s / rootlink; echo new > made.txt")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inner", "made.txt", "sub"]
+    assert (tmp_path / "inner").read_text() == "kept\n"
+    assert "not copied back: pw" in done.stderr and "not copied back: rootlink" in done.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_exec_timeout_and_memory_options(backend: str) -> None:
     require_backend(backend)
     slow = sabench("sandbox", "exec", "--backend", backend, "--timeout", "1", "--", "sleep", "30")
