@@ -79,3 +79,16 @@ def test_names_that_are_not_utf8_come_back_intact(box: Sandbox, tmp_path: Path) 
     report = box.copy_out(tmp_path / "odd", "odd")
     names = os.listdir(os.fsencode(tmp_path / "odd"))
     assert names == [b"caf\xe9"] and report.files == 1
+
+
+def test_copy_in_of_a_link_out_of_the_folder_shows_nothing_of_the_host(
+        box: Sandbox, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret\n")
+    source = tmp_path / "project"
+    source.mkdir()
+    (source / "leak").symlink_to(secret)
+    (source / "leakdir").symlink_to(tmp_path)
+    box.copy_in(source, "incoming")
+    shown = box.exec("cat incoming/leak incoming/leakdir/secret.txt 2>&1; true").stdout
+    assert "host secret" not in shown
