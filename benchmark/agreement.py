@@ -170,10 +170,29 @@ def run_agreement(runs_root: Path, papers_dir: Path, judge: str = "offline",
         result = agreement_from_predictions(rows, scores)
         result["claim_errors"] = errors
     result.update(excluded_incomplete=len(all_runs) - len(runs), judge=judge,
-                  evaluation=f"leave-papers-out, {folds} folds" if folds and judge == "offline"
-                  else "committed calibration (fitted on these runs)" if judge == "offline"
-                  else "as scored")
+                  evaluation=evaluation_label(judge, folds, calibration or default_calibration(),
+                                              {r.paper_id for r in runs}))
+    if judge == "offline" and not folds:
+        fitted = set((calibration or default_calibration()).papers)
+        result["calibration_overlap"] = sorted(fitted & {r.paper_id for r in runs})
     return result
+
+
+def evaluation_label(judge: str, folds: int | None, calibration: Calibration,
+                     scored: set[str]) -> str:
+    """How the figures were made, and whether the calibration saw the scored papers."""
+    if judge != "offline":
+        return "as scored"
+    if folds:
+        return f"leave-papers-out, {folds} folds (a calibration fitted per fold)"
+    fitted = set(calibration.papers)
+    if not fitted:
+        return "committed calibration (its papers are not recorded)"
+    shared = len(fitted & scored)
+    where = (f"fitted on {len(fitted)} papers, {shared} of the {len(scored)} scored papers "
+             f"among them" if shared else
+             f"fitted on {len(fitted)} other papers, none of the {len(scored)} scored here")
+    return f"committed calibration ({calibration.fitted_at}; {where})"
 
 
 def _other_judge(rows: list[RunRows], specs: dict, judge: str, base_url: str | None,

@@ -279,7 +279,8 @@ def fit(runs: list[RunRows], features: list[str] | None = None, data: str = "",
         dimension_offsets={d: round(float(o), 4) for d, o in zip(_DIMS, theta[nf:nf + 4],
                                                                  strict=True)},
         dimension_cut_shifts={d: round(float(u), 4) for d, u in zip(_DIMS, shifts, strict=True)},
-        cutpoints=cutpoints, default_judge=_strictest(design, judges))
+        cutpoints=cutpoints, default_judge=_strictest(design, judges),
+        papers=sorted({rr.run.paper_id for rr in runs}))
 
 
 def _strictest(design: _Design, judges: list[str]) -> str:

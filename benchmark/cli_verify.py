@@ -71,6 +71,10 @@ def agreement(
     result = run_agreement(runs_root, papers, judge, folds or None, jobs or None,
                            base_url=base_url,
                            judge_options=judge_options(None, threshold, evidence))
+    if result.get("calibration_overlap"):
+        console.print(f"[yellow]warning:[/yellow] the calibration was fitted on "
+                      f"{len(result['calibration_overlap'])} of these papers: the figures "
+                      f"are in sample (use --folds K for held-out figures)", highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(result, indent=1) + "\n")
         return

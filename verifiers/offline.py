@@ -59,6 +59,7 @@ class Calibration(BaseModel):
         default={}, description="per dimension, added to the three upper cuts (D1: 0)")
     default_judge: str
     cross_validation: dict[str, float] = {}
+    papers: list[str] = Field(default=[], description="ids of the papers it was fitted on")
 
     @property
     def n_parameters(self) -> int:

@@ -62,6 +62,18 @@ def test_agreement_on_a_subset(runs_root: Path, papers_dir: Path, subset: list[s
     assert result["run_spearman"] >= 0.6
     assert result["fail_recall"] >= 0.8 and result["fail_precision"] >= 0.8
     assert abs(result["mean_predicted"] - result["mean_official"]) < 0.05
+    # And the result says so: these papers are among the calibration's.
+    assert result["calibration_overlap"] == sorted(subset)
+    assert "3 of the 3 scored papers among them" in result["evaluation"]
+
+
+def test_the_label_says_when_the_calibration_saw_none_of_the_papers() -> None:
+    from sabench.benchmark.agreement import evaluation_label
+    from sabench.verifiers.offline import default_calibration
+
+    label = evaluation_label("offline", None, default_calibration(), {"unseen-paper"})
+    assert "other papers, none of the 1 scored here" in label
+    assert "leave-papers-out" in evaluation_label("offline", 5, default_calibration(), set())
 
 
 @pytest.fixture(scope="session")
