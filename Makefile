@@ -1,14 +1,26 @@
-# Two commands a new user needs: `make demo` and `make test` (see README.md).
+# Two commands a new user needs: `make demo` and `make test` (see README.md). Both work in a
+# project virtual environment (VENV, default .venv) made with the Python you give as PYTHON
+# (default python3), so a distribution's own Python (PEP 668) works as well as your own.
 PYTHON ?= python3
-PIP ?= $(PYTHON) -m pip
+VENV ?= .venv
+VENV_PYTHON := $(VENV)/bin/python
+PIP := $(VENV_PYTHON) -m pip
 PYTEST_ARGS ?=
 
 .PHONY: install install-dev system-deps demo test lint bench clean
 
-install:
-	$(PIP) install -q -e .
+$(VENV_PYTHON):
+	@$(PYTHON) -c "import venv, ensurepip" 2>/dev/null || { \
+	  echo "error: $(PYTHON) has no venv module: install it (Debian/Ubuntu: apt-get install python3-venv)"; \
+	  exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
 
-install-dev:
+install: $(VENV_PYTHON)
+	$(PIP) install -q -e .
+	@echo "sabench is installed in $(VENV): run it as $(VENV)/bin/sabench, or after 'source $(VENV)/bin/activate'"
+
+install-dev: $(VENV_PYTHON)
 	$(PIP) install -q -e ".[dev]"
 
 # Debian packages the tests drive for real: chromium (HTML report), bubblewrap (local sandbox),
@@ -18,16 +30,16 @@ system-deps:
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium bubblewrap debootstrap >/dev/null)
 
 demo: install
-	sabench demo
+	$(VENV)/bin/sabench demo
 
 test: install-dev system-deps
-	$(PYTHON) -m pytest -n 2 $(PYTEST_ARGS)
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV_PYTHON) -m pytest -n 2 $(PYTEST_ARGS)
 
 lint: install-dev
-	ruff check .
+	$(VENV_PYTHON) -m ruff check .
 
 bench: install-dev
-	@for script in tests/perf/bench_*.py; do echo "== $$script"; $(PYTHON) $$script || exit 1; done
+	@for script in tests/perf/bench_*.py; do echo "== $$script"; $(VENV_PYTHON) $$script || exit 1; done
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache

@@ -255,8 +255,9 @@ def test_cli_score_runs_json_summary_and_exit_code(tmp_path: Path) -> None:
 def test_cli_bad_judge_is_one_line_exit_2(tmp_path: Path) -> None:
     papers = make_papers(tmp_path)
     proc = subprocess.run(
-        ["sabench", "score", "--paper", "toy", "--repo", str(tmp_path), "--papers", str(papers),
-         "--judge", "nonsense"], capture_output=True, text=True)
+        [sys.executable, "-m", "sabench.benchmark.cli", "score", "--paper", "toy", "--repo",
+         str(tmp_path), "--papers", str(papers), "--judge", "nonsense"],
+        capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "nonsense" in proc.stderr
 
