@@ -28,7 +28,7 @@ from sabench.verifiers.types import PaperScore
 console = Console(stderr=True)
 
 JudgeOption = Annotated[str, typer.Option(
-    "--judge", help="offline | llm:<provider:model> | hybrid:<provider:model>")]
+    "--judge", help="offline | keyword | llm:<provider:model> | hybrid:<provider:model>")]
 BaseUrlOption = Annotated[str | None, typer.Option(
     "--base-url", envvar="OPENAI_BASE_URL",
     help="Server URL for openai-compatible models (default: $OPENAI_BASE_URL).")]

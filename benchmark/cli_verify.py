@@ -24,9 +24,9 @@ JobsOption = Annotated[int, typer.Option("--jobs", help="Worker processes (0: up
 def calibrate(
     runs_root: RunsRootArg,
     papers: PapersOption,
-    out: Annotated[Path, typer.Option(
-        "-o", "--out", help="Where to write the calibration (default: the committed file).")]
-    = Path(""),
+    out: Annotated[Path | None, typer.Option(
+        "-o", "--out", help="Where to write the calibration (default: the committed file).",
+        show_default=False)] = None,
     folds: Annotated[int, typer.Option(
         "--folds", help="Also report leave-papers-out cross-validation with K folds.")] = 0,
     jobs: JobsOption = 0,
@@ -36,7 +36,7 @@ def calibrate(
     from sabench.benchmark.calibrate import calibrate as run_calibration
     from sabench.verifiers.offline import CALIBRATION_FILE
 
-    target = out if str(out) not in ("", ".") else CALIBRATION_FILE
+    target = out or CALIBRATION_FILE
     summary = run_calibration(runs_root, papers, target, jobs or None, folds)
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=1) + "\n")
@@ -54,12 +54,16 @@ def agreement(
     runs_root: RunsRootArg,
     papers: PapersOption,
     judge: Annotated[str, typer.Option(
-        "--judge", help="offline | llm:<provider:model> | hybrid:<provider:model>")] = "offline",
+        "--judge", help="offline | keyword | llm:<provider:model> | hybrid:<provider:model>")]
+    = "offline",
     folds: Annotated[int, typer.Option(
         "--folds", help="Leave-papers-out cross-validation of the offline calibration.")] = 0,
     jobs: JobsOption = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    base_url: Annotated[str | None, typer.Option("--base-url", envvar="OPENAI_BASE_URL")] = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", envvar="OPENAI_BASE_URL",
+        help="Server URL for openai-compatible judge models (default: $OPENAI_BASE_URL).")]
+    = None,
     threshold: ThresholdOption = None,
     evidence: EvidenceOption = None,
 ) -> None:

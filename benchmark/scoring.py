@@ -61,8 +61,8 @@ def make_judge(spec: str, base_url: str | None = None, *,
     """
     kind, _, model_spec = spec.strip().partition(":")
     if kind not in JUDGE_KINDS:
-        raise JudgeSpecError(f"judge {spec!r}: expected offline, llm:<provider:model> or "
-                             f"hybrid:<provider:model> (known kinds: {', '.join(JUDGE_KINDS)})")
+        raise JudgeSpecError(f"judge {spec!r}: expected offline, keyword, llm:<provider:model> "
+                             f"or hybrid:<provider:model>")
     return JUDGE_KINDS[kind](JudgeRequest(spec, model_spec, base_url, recorder, dict(options)))
 
 

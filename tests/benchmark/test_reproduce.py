@@ -280,3 +280,14 @@ def test_bad_flags_are_one_line_errors_and_write_nothing(
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and done.stderr.strip().count("\n") == 0
     assert not (tmp_path / "run").exists()
+
+
+def test_version_and_the_judge_message_name_every_kind() -> None:
+    done = subprocess.run([sys.executable, "-m", "sabench.benchmark.cli", "--version"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("sabench ")
+    bad = subprocess.run([sys.executable, "-m", "sabench.benchmark.cli", "score", "--paper",
+                          "smoothlr", "--repo", str(FAITHFUL), "--papers", str(PAPER.parent),
+                          "--judge", "bogus"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert "expected offline, keyword, llm:<provider:model> or hybrid" in bad.stderr
