@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -119,11 +118,8 @@ def test_sabench_demo_writes_scores_and_report(tmp_path: Path) -> None:
     judge = scores["faithful"].judge_name
     assert judge and f"judge: {judge}" in done.stdout.replace("\n", " ")
     assert "Overall" in done.stdout and "D4" in done.stdout
-    html = out / "report.html"
-    if importlib.util.find_spec("sabench.benchmark.report_html") is not None:
-        assert html.is_file() and "demo-faithful" in html.read_text(encoding="utf-8")
-    else:
-        assert "not available" in done.stdout
+    html = out / "report.html"  # the HTML report is part of every installation
+    assert html.is_file() and "demo-faithful" in html.read_text(encoding="utf-8")
 
 
 def test_sabench_demo_json_with_the_keyword_judge(tmp_path: Path) -> None:
@@ -143,12 +139,8 @@ def test_an_unknown_judge_is_a_one_line_error(tmp_path: Path) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_the_offline_judge_is_used_when_present_else_refused_in_one_line(tmp_path: Path) -> None:
+def test_the_offline_judge_is_the_one_used(tmp_path: Path) -> None:
     done = sabench("demo", "--out", str(tmp_path / "o"), "--judge", "offline", "--json",
                    cwd=tmp_path)
-    if importlib.util.find_spec("sabench.verifiers.offline") is None:
-        assert done.returncode == 2 and "offline judge" in done.stderr
-        assert "Traceback" not in done.stderr
-    else:
-        assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["judge"] != "keyword"
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["judge"].startswith("offline")
