@@ -163,16 +163,39 @@ def test_damaged_score_file_is_scored_again(tmp_path: Path) -> None:
     assert PaperScore.load(out / "alpha_basic" / "toy.json").errors == 0
 
 
-def test_process_pool_gives_the_same_scores(tmp_path: Path) -> None:
+def answer_by_evidence(messages: list[BaseMessage]) -> str:
+    """Verdicts that depend on the repository shown: runs mixed up between workers differ."""
+    text = str(messages[-1].content)
+    score = 1.0 if "lr = 3e-4" in text else 0.0
+    ids = re.findall(r"^## Claim (\S+)$", text, re.MULTILINE)
+    return json.dumps({"verdicts": [{"id": cid, "score": score, "reasoning": "as shown",
+                                     "evidence_refs": []} for cid in ids]})
+
+
+def by_repository_kind(request: JudgeRequest) -> LLMJudge:
+    from tests.agent.scripted import ScriptedChatModel
+
+    model = ScriptedChatModel(replies=[answer_by_evidence] * 200, model_name="gpt-4o")
+    return LLMJudge(model, name="llm:scripted", evidence=first_lines, concurrency=1,
+                    sleep=lambda _: None, **request.options)
+
+
+def test_process_pool_gives_the_same_scores(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(JUDGE_KINDS, "by-repository", by_repository_kind)
     papers, root = make_papers(tmp_path), make_runs_root(tmp_path)
+    (root / "runs" / "beta_basic" / "toy" / "repo" / "train.py").write_text("lr = 0.1\n")
     serial, pooled = tmp_path / "serial", tmp_path / "pooled"
-    score_runs(root, papers, "scripted", serial, jobs=1)
-    summary = score_runs(root, papers, "scripted", pooled, jobs=2)
+    score_runs(root, papers, "by-repository", serial, jobs=1)
+    summary = score_runs(root, papers, "by-repository", pooled, jobs=2)
     assert summary.count("scored") == 2
+    overall = {}
     for config in ("alpha_basic", "beta_basic"):
         a = PaperScore.load(serial / config / "toy.json")
         b = PaperScore.load(pooled / config / "toy.json")
         assert [v.score for _, v in a.verdicts()] == [v.score for _, v in b.verdicts()]
+        overall[config] = b.overall_score
+    assert overall == {"alpha_basic": 1.0, "beta_basic": 0.0}  # a mix-up would show
 
 
 def test_missing_repository_is_a_failed_run_not_a_crash(tmp_path: Path) -> None:
