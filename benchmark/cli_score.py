@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from sabench.benchmark.dataset import resolve_papers_dir
 from sabench.benchmark.scoring import (
     RunOutcome,
     ScoreRunsSummary,
@@ -46,6 +47,27 @@ PapersOption = Annotated[Path, typer.Option(
     "--papers", help="The dataset: papers/ or the folder that holds it.")]
 
 
+def input_warnings(paper_dir: Path, repo: Path) -> list[str]:
+    """What makes a score of zeros expected rather than informative."""
+    found = []
+    if not (paper_dir / "paper.md").is_file():
+        found.append(f"{paper_dir} has no paper.md: claims are judged without the paper's "
+                     f"context")
+    if not any(is_text(path) for path in repo.rglob("*") if path.is_file()):
+        found.append(f"{repo} holds no text files (empty, or binary only): every claim "
+                     f"scores 0")
+    return found
+
+
+def is_text(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8192)
+    except OSError:
+        return False
+    return bool(head) and b"\0" not in head
+
+
 def score(
     paper: Annotated[str, typer.Option("--paper", help="Paper id, e.g. adjoint-matching.")],
     repo: Annotated[Path, typer.Option("--repo", help="The repository to score.")],
@@ -70,6 +92,8 @@ def score(
         sys.stdout.write(json.dumps(estimate(spec, repo, chosen), indent=1) + "\n")
         return
     result = score_repo(spec, repo, chosen, recorder)
+    for warning in input_warnings(resolve_papers_dir(papers) / paper, repo):
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
     if out is None:
         sys.stdout.write(result.model_dump_json(indent=1, exclude_none=True) + "\n")
         return

@@ -402,3 +402,17 @@ def test_evidence_choice_reaches_the_llm_judge(monkeypatch: pytest.MonkeyPatch) 
     assert make_judge("offline", evidence="official").name.startswith("offline")
     with pytest.raises(JudgeSpecError, match="evidence 'nearby'"):
         make_judge("llm:openai-compatible:some-model", "http://localhost:9", evidence="nearby")
+
+
+def test_score_warns_on_an_empty_repository_and_a_paper_without_text(tmp_path: Path) -> None:
+    papers = make_papers(tmp_path)
+    (papers / "toy" / "paper.md").unlink()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "weights.py").write_bytes(b"\0\1\2")  # binary, named .py
+    proc = subprocess.run(
+        [sys.executable, "-m", "sabench.benchmark.cli", "score", "--paper", "toy", "--repo",
+         str(empty), "--papers", str(papers), "--judge", "offline", "-o",
+         str(tmp_path / "s.json")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "holds no text files" in proc.stderr and "has no paper.md" in proc.stderr
