@@ -187,6 +187,9 @@ def taxonomy_command(
 
     if not scores_dir.is_dir():
         raise FileNotFoundError(f"{scores_dir}: not a folder of result files")
+    if not any(scores_dir.glob("*/*.json")):
+        raise FileNotFoundError(f"{scores_dir}: no result files (<config>/<paper_id>.json) "
+                                f"to read")
     result = release_comparison(scores_dir)
     if as_json:
         sys.stdout.write(json.dumps(result, indent=1) + "\n")

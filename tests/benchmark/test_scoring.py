@@ -416,3 +416,10 @@ def test_score_warns_on_an_empty_repository_and_a_paper_without_text(tmp_path: P
          str(tmp_path / "s.json")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "holds no text files" in proc.stderr and "has no paper.md" in proc.stderr
+
+
+def test_taxonomy_of_a_folder_without_result_files_is_one_line(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "sabench.benchmark.cli", "taxonomy",
+                           str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "no result files" in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and not proc.stdout
