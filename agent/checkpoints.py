@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,7 @@ POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 SQLITE_PREFIX = "sqlite:///"
 CONNECT_TIMEOUT_S = 10
 SQLITE_BUSY_TIMEOUT_S = 30.0
+SETUP_WAIT_S = 120
 # Any constant shared by every sabench process: concurrent first uses of one database take
 # turns creating the tables (LangGraph's setup() is not safe to run concurrently).
 SETUP_LOCK_KEY = 0x5AB3_C4EC
@@ -175,12 +177,24 @@ def _set_up_database(saver_class: Any, url: str) -> None:
 
     try:
         with psycopg.Connection.connect(url, **_connection_options(url)) as connection:
-            connection.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK_KEY,))
-            saver_class(connection).setup()
-            connection.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK_KEY,))
+            _take_turn(connection, url)
+            saver_class(connection).setup()  # the lock goes with the connection
     except psycopg.Error as exc:
         raise CheckpointConfigError(f"{redact(url)}: cannot use this PostgreSQL server "
                                     f"({first_line(exc)})") from None
+
+
+def _take_turn(connection: Any, url: str) -> None:
+    """Hold the setup lock. Polled, not waited for: setup() creates indexes concurrently,
+    which waits for every open transaction, a blocked pg_advisory_lock call included (the
+    server reports a deadlock)."""
+    deadline = time.monotonic() + SETUP_WAIT_S
+    while not connection.execute("SELECT pg_try_advisory_lock(%s)",
+                                 (SETUP_LOCK_KEY,)).fetchone()["pg_try_advisory_lock"]:
+        if time.monotonic() > deadline:
+            raise CheckpointConfigError(f"{redact(url)}: another process has been setting up "
+                                        f"the checkpoint tables for {SETUP_WAIT_S} s")
+        time.sleep(0.05)
 
 
 def first_line(exc: BaseException) -> str:
