@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sabench.sandbox.protocol import BACKENDS, get_backend, open_sandbox
-from sabench.sandbox.types import Limits, SandboxError, SandboxSpec
+from sabench.sandbox.types import ExecResult, Limits, SandboxError, SandboxSpec
 
 sandbox_app = typer.Typer(help="Run untrusted code in isolation; build and check sandbox images.",
                           no_args_is_help=True)
@@ -58,18 +58,24 @@ def exec_command(
         if workspace is not None:
             box.copy_in(workspace)
         result = box.exec(command, timeout=timeout)
-        skipped = box.copy_out(workspace).skipped if workspace is not None else []
+        # The command's output is shown before the copy-out, which may be refused (a cap).
+        _show_result(result, timeout, memory)
+        if workspace is not None:
+            for name, reason in box.copy_out(workspace).skipped:
+                err_console.print(f"[yellow]not copied back:[/yellow] {name}: {reason}",
+                                  highlight=False)
+    raise typer.Exit(result.exit_code)
+
+
+def _show_result(result: ExecResult, timeout: float, memory: str) -> None:
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
-    for name, reason in skipped:
-        err_console.print(f"[yellow]not copied back:[/yellow] {name}: {reason}",
-                          highlight=False)
+    sys.stdout.flush()
     for flag, why in ((result.truncated, "output truncated"),
                       (result.timed_out, f"killed at its {timeout:g}s timeout"),
                       (result.oom_killed, f"killed: out of memory ({memory})")):
         if flag:
             err_console.print(f"[yellow]sandbox:[/yellow] {why}", highlight=False)
-    raise typer.Exit(result.exit_code)
 
 
 @sandbox_app.command("build")

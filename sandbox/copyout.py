@@ -6,7 +6,9 @@ folder comes back as a relative link to the same place (it is part of the reposi
 relative link can only point inside the copy); a link that points outside it, dangles or loops
 is not recreated but listed as skipped with the reason, as are FIFOs, sockets and devices. A
 file or folder already in the destination is replaced, never written through. The total size
-and the number of files are capped (`Limits.copy_out_bytes`, `Limits.copy_out_files`).
+and the number of files are capped (`Limits.copy_out_bytes`, `Limits.copy_out_files`); the
+caps are checked on a plan made before anything is written, so a refused copy-out leaves the
+destination as it was. Names are bytes to the OS: one that is not valid UTF-8 comes back as is.
 """
 
 from __future__ import annotations
@@ -38,16 +40,25 @@ class CopyReport:
 
 @dataclass
 class _Copy:
+    """One copy-out: first a plan of what to bring back (nothing written yet, so a cap that is
+    exceeded leaves the destination as it was), then the plan applied."""
+
     root: Path
     dest: Path
     max_bytes: int
     max_files: int
     aliases: tuple[str, ...] = ()
     report: CopyReport = field(default_factory=CopyReport)
+    plan: list[tuple[str, Path, Path]] = field(default_factory=list)
 
     def run(self) -> CopyReport:
-        prepare_folder(self.dest)
         self._folder(self.root, self.dest)
+        # The destination is the caller's, not the sandbox's: a link to a folder is used as is.
+        if os.path.lexists(self.dest) and not self.dest.is_dir():
+            raise NotADirectoryError(f"{self.dest}: copy-out destination is not a folder")
+        self.dest.mkdir(parents=True, exist_ok=True)
+        for kind, source, target in self.plan:
+            getattr(self, f"_apply_{kind}")(source, target)
         return self.report
 
     def _folder(self, source: Path, target: Path) -> None:
@@ -56,43 +67,62 @@ class _Copy:
                 self._entry(Path(entry.path), target / entry.name)
 
     def _entry(self, source: Path, target: Path) -> None:
-        mode = os.lstat(source).st_mode
+        info = os.lstat(source)
         rel = source.relative_to(self.root).as_posix()
-        if stat.S_ISLNK(mode):
+        if stat.S_ISLNK(info.st_mode):
             self._link(source, target, rel)
-        elif stat.S_ISDIR(mode):
-            prepare_folder(target)
+        elif stat.S_ISDIR(info.st_mode):
+            self.plan.append(("folder", source, target))
             self._folder(source, target)
-        elif stat.S_ISREG(mode):
-            self._file(source, target, rel)
+        elif stat.S_ISREG(info.st_mode):
+            self._file(info.st_size, source, target, rel)
         else:
             self.report.skipped.append((rel, "not a regular file, folder or link (FIFO, "
                                               "socket or device)"))
 
-    def _file(self, source: Path, target: Path, rel: str) -> None:
-        size = os.lstat(source).st_size
+    def _file(self, size: int, source: Path, target: Path, rel: str) -> None:
         self.report.files += 1
         self.report.bytes += size
         if self.report.files > self.max_files:
-            raise CopyLimitExceeded(f"copy-out stopped at {rel}: more than {self.max_files} "
-                                    f"files (Limits.copy_out_files)")
+            raise CopyLimitExceeded(f"copy-out refused at {rel}: more than {self.max_files} "
+                                    f"files (Limits.copy_out_files); nothing was copied")
         if self.report.bytes > self.max_bytes:
-            raise CopyLimitExceeded(f"copy-out stopped at {rel}: more than {self.max_bytes} "
-                                    f"bytes (Limits.copy_out_bytes)")
-        clear(target)
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as data, open(target, "xb") as out:
-            shutil.copyfileobj(data, out)
-        os.chmod(target, os.lstat(source).st_mode & 0o755)
+            raise CopyLimitExceeded(f"copy-out refused at {rel}: more than {self.max_bytes} "
+                                    f"bytes (Limits.copy_out_bytes); nothing was copied")
+        self.plan.append(("file", source, target))
 
     def _link(self, source: Path, target: Path, rel: str) -> None:
         resolved, reason = self.resolve(source)
         if resolved is None:
             self.report.skipped.append((rel, f"link {os.readlink(source)!r}: {reason}"))
             return
-        clear(target)
-        os.symlink(os.path.relpath(self.dest / resolved, target.parent), target)
+        self.plan.append(("link", Path(os.path.relpath(self.dest / resolved, target.parent)),
+                          target))
         self.report.links += 1
+
+    @staticmethod
+    def _apply_folder(source: Path, target: Path) -> None:
+        prepare_folder(target)
+
+    @staticmethod
+    def _apply_file(source: Path, target: Path) -> None:
+        clear(target)
+        # O_NOFOLLOW and O_NONBLOCK: the entry may have been swapped for a link or a FIFO since
+        # it was planned; the descriptor is checked before anything is read.
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as data:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                return
+            os.set_blocking(fd, True)
+            with open(target, "xb") as out:
+                shutil.copyfileobj(data, out, 1 << 20)
+        os.chmod(target, mode & 0o755)
+
+    @staticmethod
+    def _apply_link(link_text: Path, target: Path) -> None:
+        clear(target)
+        os.symlink(link_text, target)
 
     def resolve(self, link: Path) -> tuple[PurePosixPath | None, str]:
         """Where a link leads inside the copied folder, following chains inside it only."""

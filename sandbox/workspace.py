@@ -199,10 +199,12 @@ class HostWorkspace:
         if source.is_symlink():
             self._replace_with_link(source, dest)
             return
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            return  # a FIFO, socket or device: opening it could block, and it means nothing inside
         if dest.is_symlink():
             dest.unlink()
         with _open_for_write(dest) as out, source.open("rb") as data:
-            shutil.copyfileobj(data, out)
+            copy_sparse(data.fileno(), out.fileno())
         os.chmod(dest, source.stat().st_mode & 0o777, follow_symlinks=False)
         self._chown(dest)
 
@@ -226,6 +228,36 @@ class HostWorkspace:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def copy_sparse(source: int, dest: int) -> None:
+    """Copy an open file's data, leaving its holes as holes (a 2 GB sparse file stays small)."""
+    size = os.fstat(source).st_size
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(source, offset, os.SEEK_DATA)
+            end = os.lseek(source, start, os.SEEK_HOLE)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: only a hole is left
+                raise
+            break
+        _copy_range(source, dest, start, end)
+        offset = end
+    os.ftruncate(dest, size)
+
+
+def _copy_range(source: int, dest: int, start: int, end: int) -> None:
+    while start < end:
+        try:
+            done = os.copy_file_range(source, dest, min(end - start, 1 << 30), start, start)
+        except OSError as exc:  # across file systems on older kernels, or unsupported
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+            done = os.pwrite(dest, os.pread(source, min(end - start, 1 << 20), start), start)
+        if done == 0:  # the file shrank meanwhile
+            return
+        start += done
 
 
 def _open_for_write(path: Path) -> BinaryIO:

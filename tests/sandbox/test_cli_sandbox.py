@@ -79,6 +79,21 @@ def test_exec_brings_back_no_link_out_of_the_workspace(backend: str, tmp_path: P
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_exec_shows_the_output_when_the_copy_back_is_refused(backend: str,
+                                                             tmp_path: Path) -> None:
+    require_backend(backend)
+    (tmp_path / "kept.txt").write_text("before\n")
+    done = sabench_process("sandbox", "exec", "--backend", backend, "--workspace",
+                           str(tmp_path), "--", "sh", "-c",
+                           "echo ran; echo after > kept.txt; truncate -s 2G big")
+    assert done.returncode == 2 and done.stdout == "ran\n", done.stderr
+    error = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(error) == 1 and "big" in error[0] and "copy_out_bytes" in error[0], error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.txt"]
+    assert (tmp_path / "kept.txt").read_text() == "before\n"  # nothing half-copied
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_exec_timeout_and_memory_options(backend: str) -> None:
     require_backend(backend)
     slow = sabench("sandbox", "exec", "--backend", backend, "--timeout", "1", "--", "sleep", "30")

@@ -67,10 +67,15 @@ def test_caps_name_themselves(backend: str, tmp_path: Path) -> None:
     with open_sandbox(SandboxSpec(backend=backend, limits=limits)) as sandbox:
         sandbox.exec("mkdir many && for i in 1 2 3 4; do echo $i > many/$i; done && "
                      "mkdir big && head -c 5000 /dev/zero > big/blob")
+        (tmp_path / "a").mkdir()
+        (tmp_path / "a" / "1").write_text("host\n")
         with pytest.raises(CopyLimitExceeded, match="copy_out_files"):
             sandbox.copy_out(tmp_path / "a", "many")
         with pytest.raises(CopyLimitExceeded, match="copy_out_bytes"):
             sandbox.copy_out(tmp_path / "b", "big")
+    # The caps are checked before anything is written: a refused copy-out changes nothing.
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["1"]
+    assert (tmp_path / "a" / "1").read_text() == "host\n" and not (tmp_path / "b").exists()
 
 
 def test_names_that_are_not_utf8_come_back_intact(box: Sandbox, tmp_path: Path) -> None:
@@ -92,3 +97,21 @@ def test_copy_in_of_a_link_out_of_the_folder_shows_nothing_of_the_host(
     box.copy_in(source, "incoming")
     shown = box.exec("cat incoming/leak incoming/leakdir/secret.txt 2>&1; true").stdout
     assert "host secret" not in shown
+
+
+def test_copy_in_skips_host_fifos_and_keeps_sparse_files_small(box: Sandbox,
+                                                               tmp_path: Path) -> None:
+    source = tmp_path / "project"
+    source.mkdir()
+    os.mkfifo(source / "pipe")  # opening it would block the host forever
+    with open(source / "sparse.bin", "wb") as handle:
+        handle.write(b"head")
+        handle.seek(1 << 30)
+        handle.write(b"tail")
+    box.copy_in(source, "sparse_in")
+    shown = box.exec("ls sparse_in; stat -c '%s %b %B' sparse_in/sparse.bin; "
+                     "tail -c 4 sparse_in/sparse.bin").stdout.split("\n")
+    assert shown[0] == "sparse.bin"
+    size, blocks, block = (int(x) for x in shown[1].split())
+    assert size == (1 << 30) + 4 and blocks * block < 1 << 20 and shown[2] == "tail"
+    box.exec("rm -rf sparse_in")
