@@ -1,0 +1,161 @@
+"""The alignment-first scaffold's check step: is each claim implemented as the paper says?
+
+Checkers are registered by name in `CHECKERS`; each takes the paper (with the claims to check:
+the scaffold's own ledger, or the gold claims in the oracle ablation), a repository folder and
+the ids of the claims to check (a batch: the graph sends one batch per dimension), and returns a
+`ClaimResult` per claim: pass or fail, reasons a repair can act on, evidence locations.
+
+- `alignment` (the scaffold's default): the offline judge's expected official score against a
+  threshold, and the deterministic rules of `alignment_rules` (values bound as stated, no stub,
+  not docs only, named protocol objects present, steps in order): a claim passes when its
+  expected score reaches the threshold and no rule finds a problem.
+- `offline`: the verifiers' alignment check (`sabench.verifiers.alignment`): the expected score
+  against the same threshold, plus the rule that a numerical claim none of whose values is in
+  the code fails.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
+
+import numpy as np
+
+from sabench.scaffolds import alignment_rules as rules
+from sabench.verifiers.alignment import CHECKERS as VERIFIER_CHECKERS
+from sabench.verifiers.alignment import PASS_EXPECTED, ClaimResult, problems
+from sabench.verifiers.checks import ClaimCheck, check_claim, view
+from sabench.verifiers.index import RepoIndex, cycle_collection_paused
+from sabench.verifiers.judge import check_repository
+from sabench.verifiers.offline import Calibration, OfflineJudge, claim_features
+from sabench.verifiers.shown import PaperTerms
+from sabench.verifiers.spec import Claim, Dimension, PaperSpec
+
+LEVELS = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+RULES = ("values", "stub", "docs_only", "entities", "order")
+
+Checker = Callable[[PaperSpec, Path, Collection[str]], list[ClaimResult]]
+
+
+def verifier_checker(name: str) -> Checker:
+    """A checker of `sabench.verifiers.alignment`, restricted to a batch of claims."""
+
+    def check(spec: PaperSpec, repo: Path, ids: Collection[str]) -> list[ClaimResult]:
+        wanted = set(ids)
+        return [r for r in VERIFIER_CHECKERS[name](spec, repo) if r.id in wanted]
+
+    return check
+
+
+class AlignmentResult(ClaimResult):
+    """The check of one claim, with the rules that failed it and where to repair."""
+
+    findings: list[str] = []
+    fix_in: list[str] = []
+
+
+def check_alignment(spec: PaperSpec, repo: Path, ids: Collection[str] | None = None, *,
+                    calibration: Calibration | None = None, threshold: float = PASS_EXPECTED,
+                    rules_on: Collection[str] = RULES) -> list[AlignmentResult]:
+    """Check claims of `spec` (those in `ids`, default all) against the repository.
+
+    Args:
+        spec: the paper and its claims (all of them: term rarity is the paper's).
+        repo: the repository folder.
+        ids: the claims to check.
+        calibration: the offline judge's calibration (default: the committed one).
+        threshold: expected official score from which a claim can pass.
+        rules_on: the deterministic rules applied (`RULES`).
+    """
+    root = check_repository(repo)
+    wanted = [c for c in spec.claims if ids is None or c.id in set(ids)]
+    judge = OfflineJudge(calibration=calibration)
+    with cycle_collection_paused():
+        index = RepoIndex.build(root)
+        paper = PaperTerms.of([claim.text for claim in spec.claims])
+        checks = {c.id: check_claim(index, c, judge.k, paper) for c in wanted}
+        rows = [claim_features(checks[c.id], len(spec.claims)) for c in wanted]
+        expected = (judge.probabilities([c.dimension for c in wanted], rows) @ LEVELS
+                    if wanted else [])
+        results = [verdict(index, c, checks[c.id], float(e), threshold, rules_on)
+                   for c, e in zip(wanted, expected, strict=True)]
+        index.release()
+    return results
+
+
+def verdict(index: RepoIndex, claim: Claim, check: ClaimCheck, expected: float,
+            threshold: float, rules_on: Collection[str]) -> AlignmentResult:
+    found, values_bound = rule_findings(index, claim, check, rules_on)
+    # A numerical claim whose every stated value is bound to a name of its quantity is
+    # implemented, whatever the judge would score the windows it would be shown.
+    bound_d1 = values_bound and claim.dimension == Dimension.D1 and "values" in rules_on
+    passed = (expected >= threshold or bound_d1) and not found
+    reasons = [f.reason for f in found] + [p for p in problems(check) if passed or not found]
+    if not passed and not reasons:
+        reasons = ["too little of the claim is found in the code"]
+    return AlignmentResult(
+        id=claim.id, dimension=claim.dimension, passed=passed,
+        expected_score=round(min(1.0, max(0.0, expected)), 4), reasons=list(dict.fromkeys(
+            reasons)), evidence=[e.ref for e in check.evidence],
+        findings=sorted({f.rule for f in found}), fix_in=[f.where for f in found if f.where])
+
+
+def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
+                  rules_on: Collection[str]) -> tuple[list[rules.Finding], bool]:
+    """The rules' findings, and whether every value the claim states is bound."""
+    found: list[rules.Finding] = []
+    bound = False
+    if "values" in rules_on:
+        found, bound = rules.value_findings(index, claim, check, view(index).code_numbers)
+    if "stub" in rules_on:
+        found += rules.stub_findings(index, claim, check)
+    if "docs_only" in rules_on:
+        found += rules.docs_findings(index, claim)
+    if "entities" in rules_on:
+        found += rules.entity_findings(check)
+    if "order" in rules_on:
+        found += rules.order_findings(index, claim)
+    return found, bound
+
+
+#: Checkers by name: a new one is a function and one line here.
+CHECKERS: dict[str, Checker] = {"alignment": check_alignment,
+                                "offline": verifier_checker("offline")}
+
+
+class UnknownChecker(ValueError):
+    """A checker name that is not registered (one line)."""
+
+
+def get_checker(name: str) -> Checker:
+    if name not in CHECKERS:
+        raise UnknownChecker(f"unknown checker {name!r} (known: {', '.join(CHECKERS)})")
+    return CHECKERS[name]
+
+
+_SKIP = {".git", "__pycache__", ".venv", "node_modules"}
+_TEXT = {".py", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh"}
+
+
+def claim_locations(repo: Path, ids: Iterable[str], max_bytes: int = 1_000_000
+                    ) -> dict[str, str]:
+    """Where the code tags each claim (`# <claim id>` on the line that realises it), as
+    `file:line` of the first tagged line that is not only a comment."""
+    wanted = sorted(set(ids), key=len, reverse=True)
+    if not wanted or not repo.is_dir():
+        return {}
+    pattern = re.compile("|".join(re.escape(i) + r"(?![\w-])" for i in wanted))
+    found: dict[str, str] = {}
+    for path in sorted(repo.rglob("*")):
+        if not path.is_file() or path.suffix not in _TEXT or _SKIP & set(path.parts) or \
+                path.is_symlink() or path.stat().st_size > max_bytes:
+            continue
+        rel = path.relative_to(repo).as_posix()
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        for number, line in enumerate(lines, 1):
+            if line.lstrip().startswith("#"):
+                continue
+            for match in pattern.finditer(line):
+                found.setdefault(match.group(0), f"{rel}:{number}")
+    return found
