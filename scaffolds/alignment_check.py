@@ -17,15 +17,15 @@ the ids of the claims to check (a batch: the graph sends one batch per dimension
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
 from sabench.scaffolds import alignment_rules as rules
 from sabench.verifiers.alignment import CHECKERS as VERIFIER_CHECKERS
-from sabench.verifiers.alignment import PASS_EXPECTED, ClaimResult, problems
-from sabench.verifiers.checks import ClaimCheck, check_claim, view
+from sabench.verifiers.alignment import ClaimResult, problems
+from sabench.verifiers.checks import ClaimCheck, check_claim
 from sabench.verifiers.index import RepoIndex, cycle_collection_paused
 from sabench.verifiers.judge import check_repository
 from sabench.verifiers.offline import Calibration, OfflineJudge, claim_features
@@ -33,7 +33,13 @@ from sabench.verifiers.shown import PaperTerms
 from sabench.verifiers.spec import Claim, Dimension, PaperSpec
 
 LEVELS = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
-RULES = ("values", "stub", "docs_only", "entities", "order")
+#: Expected official score from which a claim can pass, per dimension. Chosen on the 168
+#: complete development runs (expected scores leave-papers-out) as the thresholds that pass the
+#: most claims the official judge scored >= 0.75 while passing at most 9% of those it scored 0;
+#: `tests/perf/bench_alignment_check.py bands` also measures them chosen without the held-out
+#: papers.
+THRESHOLDS: dict[str, float] = {"D1": 0.21, "D2": 0.21, "D3": 0.24, "D4": 0.25}
+RULES = ("values", "stub", "docs_only", "entities", "operations", "order")
 
 Checker = Callable[[PaperSpec, Path, Collection[str]], list[ClaimResult]]
 
@@ -53,10 +59,12 @@ class AlignmentResult(ClaimResult):
 
     findings: list[str] = []
     fix_in: list[str] = []
+    values_bound: bool = False
 
 
 def check_alignment(spec: PaperSpec, repo: Path, ids: Collection[str] | None = None, *,
-                    calibration: Calibration | None = None, threshold: float = PASS_EXPECTED,
+                    calibration: Calibration | None = None,
+                    thresholds: Mapping[str, float] | None = None,
                     rules_on: Collection[str] = RULES) -> list[AlignmentResult]:
     """Check claims of `spec` (those in `ids`, default all) against the repository.
 
@@ -65,7 +73,8 @@ def check_alignment(spec: PaperSpec, repo: Path, ids: Collection[str] | None = N
         repo: the repository folder.
         ids: the claims to check.
         calibration: the offline judge's calibration (default: the committed one).
-        threshold: expected official score from which a claim can pass.
+        thresholds: expected official score from which a claim can pass, per dimension
+            (default `THRESHOLDS`).
         rules_on: the deterministic rules applied (`RULES`).
     """
     root = check_repository(repo)
@@ -78,7 +87,8 @@ def check_alignment(spec: PaperSpec, repo: Path, ids: Collection[str] | None = N
         rows = [claim_features(checks[c.id], len(spec.claims)) for c in wanted]
         expected = (judge.probabilities([c.dimension for c in wanted], rows) @ LEVELS
                     if wanted else [])
-        results = [verdict(index, c, checks[c.id], float(e), threshold, rules_on)
+        cut = {**THRESHOLDS, **(thresholds or {})}
+        results = [verdict(index, c, checks[c.id], float(e), cut[c.dimension.value], rules_on)
                    for c, e in zip(wanted, expected, strict=True)]
         index.release()
     return results
@@ -87,10 +97,11 @@ def check_alignment(spec: PaperSpec, repo: Path, ids: Collection[str] | None = N
 def verdict(index: RepoIndex, claim: Claim, check: ClaimCheck, expected: float,
             threshold: float, rules_on: Collection[str]) -> AlignmentResult:
     found, values_bound = rule_findings(index, claim, check, rules_on)
+    failing = [f for f in found if f.fails]
     # A numerical claim whose every stated value is bound to a name of its quantity is
     # implemented, whatever the judge would score the windows it would be shown.
     bound_d1 = values_bound and claim.dimension == Dimension.D1 and "values" in rules_on
-    passed = (expected >= threshold or bound_d1) and not found
+    passed = (expected >= threshold or bound_d1) and not failing
     reasons = [f.reason for f in found] + [p for p in problems(check) if passed or not found]
     if not passed and not reasons:
         reasons = ["too little of the claim is found in the code"]
@@ -98,7 +109,8 @@ def verdict(index: RepoIndex, claim: Claim, check: ClaimCheck, expected: float,
         id=claim.id, dimension=claim.dimension, passed=passed,
         expected_score=round(min(1.0, max(0.0, expected)), 4), reasons=list(dict.fromkeys(
             reasons)), evidence=[e.ref for e in check.evidence],
-        findings=sorted({f.rule for f in found}), fix_in=[f.where for f in found if f.where])
+        findings=sorted({f.rule for f in failing}), fix_in=[f.where for f in failing if f.where],
+        values_bound=bound_d1)
 
 
 def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
@@ -107,13 +119,15 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
     found: list[rules.Finding] = []
     bound = False
     if "values" in rules_on:
-        found, bound = rules.value_findings(index, claim, check, view(index).code_numbers)
+        found, bound = rules.value_findings(index, claim, check)
     if "stub" in rules_on:
         found += rules.stub_findings(index, claim, check)
     if "docs_only" in rules_on:
         found += rules.docs_findings(index, claim)
     if "entities" in rules_on:
         found += rules.entity_findings(check)
+    if "operations" in rules_on:
+        found += rules.operation_findings(index, claim)
     if "order" in rules_on:
         found += rules.order_findings(index, claim)
     return found, bound

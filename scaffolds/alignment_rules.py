@@ -36,6 +36,7 @@ class Finding:
     rule: str
     reason: str
     where: str = ""
+    fails: bool = True
 
 
 # ------------------------------------------------------------------------------- values
@@ -68,6 +69,8 @@ class StatedValue:
     text: str
     trivial: bool
     quantity: frozenset[str]
+    symbol: str = ""
+    unit: bool = False
 
 
 def stated_values(text: str) -> list[StatedValue]:
@@ -88,7 +91,10 @@ def stated_values(text: str) -> list[StatedValue]:
         if trivial and (not _ASSIGNED.search(before) or numbers[0].value in (0.0, 1.0)):
             continue
         keys = frozenset(normalise(n.value) for n in numbers)
-        out.append(StatedValue(keys, raw, trivial, quantity_terms(text, start, len(raw))))
+        symbol = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$", before)
+        out.append(StatedValue(keys, raw, trivial, quantity_terms(text, start, len(raw)),
+                               symbol.group(1).lower() if symbol else "",
+                               bool(re.match(r"[A-Za-z]", after))))
     return out
 
 
@@ -103,41 +109,73 @@ def quantity_terms(text: str, start: int, length: int) -> frozenset[str]:
     tail = text[start + length:]
     after = set()
     if re.match(r"\s+[A-Za-z]", tail):  # "40 training epochs", not a unit ("5s", "8x")
-        after = term_set(" ".join(re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:2]))
+        after = term_set(" ".join(re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]))
     return frozenset(before | after)
 
 
-def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
-                   code_numbers: set[str]) -> tuple[list[Finding], bool]:
-    """Findings: a stated value whose quantity's own name is bound to another value (and the
-    value is bound to no name of the claim); a numerical claim none of whose values is set.
-    Also whether the claim states values and every one is bound to a name of its quantity."""
+def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> tuple[
+        list[Finding], bool]:
+    """Findings: a stated value bound nowhere while its quantity's own name holds another
+    value (failing numerical claims; a reason only for the others); a numerical claim none of
+    whose values is set. Also whether every value the claim states is bound to a name of its
+    quantity."""
     out, bound = [], []
     values = stated_values(claim.text)
     stated = frozenset(k for v in values for k in v.keys)
     context = claim_context(claim.text)
+    everywhere = _bound_numbers(index)
     for value in values:
-        quantity = value.quantity if value.quantity - _SYMBOLS - _GENERIC else \
-            value.quantity | context.head
-        if not quantity:
+        quantity = value.quantity
+        if not quantity - _SYMBOLS - _GENERIC and len(values) == 1:
+            quantity |= context.head  # "Effective batch size: 40", "Label smoothing: eps = 0.1"
+        if not quantity and not value.symbol:
             continue
-        related = related_assignments(index, quantity)
-        holding = [a for a in related if a.numbers & value.keys]
-        bound.append(bool(holding) or counts_items(related, value))
-        if bound[-1] or (not value.trivial and value.keys & code_numbers):
-            continue  # bound, or set somewhere under another name: not a contradiction
-        others = [a for a in related if strongly_related(a, quantity, context.terms)
-                  and not a.numbers & stated]
+        related = [*related_assignments(index, quantity), *symbol_assignments(index, value)]
+        bound.append(any(a.numbers & value.keys for a in related) or counts_items(related, value))
+        if bound[-1] or value.unit or (not value.trivial and value.keys & everywhere):
+            continue  # bound, or set under another name: not a contradiction to report
+        others = [a for a in related if not a.numbers & stated and scalar(a) and in_namespace(
+            a, context.terms) and (a.name.lower() == value.symbol or strongly_related(
+                a, quantity, context.terms))]
         if others:
             a = others[0]
             out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
                                                  f"but the claim states {value.text}",
-                               f"{a.file}:{a.line}"))
+                               f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1))
     if check.dimension == Dimension.D1 and check.numbers and not check.numbers_in_code:
         out.append(Finding("values_absent", "none of the claim's values "
                                             f"({', '.join(check.numbers)}) is set in code or "
                                             "config"))
     return out, bool(bound) and all(bound)
+
+
+def symbol_assignments(index: RepoIndex, value: StatedValue) -> list[Assignment]:
+    """Assignments to the very name the claim binds the value to (`h=0.025`, `mlp_dim=512`)."""
+    if not value.symbol:
+        return []
+    return [a for a, _ in _name_terms(index) if a.name.lower() == value.symbol]
+
+
+def _bound_numbers(index: RepoIndex) -> set[str]:
+    """Every number some name is bound to (comments and free literals left out)."""
+    found = index.cache.get("alignment_bound_numbers")
+    if found is None:
+        found = index.cache["alignment_bound_numbers"] = {
+            k for a, _ in _name_terms(index) for k in a.numbers}
+    return found
+
+
+def scalar(a: Assignment) -> bool:
+    """A number that is neither a flag nor a 0/1 initialisation."""
+    return isinstance(a.value, (int, float)) and not isinstance(a.value, bool) and \
+        abs(a.value) not in (0, 1)
+
+
+def in_namespace(a: Assignment, claim: frozenset[str]) -> bool:
+    """The name's namespace (`TrainConfig`, `optimizer`, `scatter`) is generic or named by
+    the claim: `scatter.s` is not the claim's `s`."""
+    space = frozenset(t for part in a.path.split(".")[:-1] for t in name_terms(part))
+    return all(covered(t, claim) for t in space - _GENERIC)
 
 
 @dataclass(frozen=True)
@@ -174,18 +212,13 @@ def _name_terms(index: RepoIndex) -> list[tuple[Assignment, frozenset[str]]]:
 
 
 def strongly_related(a: Assignment, quantity: frozenset[str], claim: frozenset[str]) -> bool:
-    """A scalar (not a 0/1 initialisation or flag) bound to a name made of the quantity's own
-    words (`epochs` for "40 training epochs", `label_smoothing` for "label smoothing ... =
-    0.1"), in a namespace the claim names or a generic one (`TrainConfig`, `args`, `optim`)."""
-    if isinstance(a.value, bool) or not isinstance(a.value, (int, float)) or \
-            abs(a.value) in (0, 1):
-        return False
+    """A name made of the quantity's own words (`epochs` for "40 training epochs",
+    `label_smoothing` for "Label smoothing coefficient: epsilon = 0.1"): every part named by
+    the claim, one at least by the quantity."""
     specific = name_terms(a.name) - _GENERIC
-    if not specific or max(map(len, specific)) < 3 or \
-            not all(covered(t, quantity) for t in specific):
-        return False
-    space = frozenset(t for part in a.path.split(".")[:-1] for t in name_terms(part))
-    return all(covered(t, claim) for t in space - _GENERIC)
+    return bool(specific) and max(map(len, specific)) >= 3 and \
+        any(covered(t, quantity) for t in specific) and \
+        all(covered(t, quantity | claim) for t in specific)
 
 
 def name_terms(name: str) -> frozenset[str]:
@@ -197,7 +230,7 @@ def covered(term: str, terms: frozenset[str]) -> bool:
     """`term` is in `terms`, or differs from one of them by an ending (`clip` and `clipp`)."""
     if term in terms:
         return True
-    return len(term) >= 4 and any(len(t) >= 4 and abs(len(t) - len(term)) <= 2 and (
+    return len(term) >= 4 and any(len(t) >= 4 and abs(len(t) - len(term)) <= 3 and (
         t.startswith(term) or term.startswith(t)) for t in terms)
 
 
@@ -315,11 +348,60 @@ def _doc_blocks(index: RepoIndex) -> list[tuple[str, int, set[str]]]:
 
 
 def entity_findings(check: ClaimCheck) -> list[Finding]:
+    """The datasets, baselines and metrics a protocol claim names, absent from the code (not
+    the claim's own labels such as `P4` or `G5`, nor generic words such as `GPUs`)."""
     if check.dimension != Dimension.D3:
         return []
-    missing = [e for e in check.entities if e not in check.entities_in_code]
+    missing = [e for e in check.entities if e not in check.entities_in_code and
+               not _LABEL_ENTITY.match(e) and e.lower().rstrip("s") not in _GENERIC_ENTITIES]
     return [Finding("entities", f"{', '.join(missing)} named by the claim but absent from the "
                                 "code")] if missing else []
+
+
+_LABEL_ENTITY = re.compile(r"^(?!F1$|R2$)[A-Z]{1,2}\d{1,2}$")
+_GENERIC_ENTITIES = frozenset({"api", "gpu", "cpu", "tpu", "llm", "sota", "ml", "ai", "nlp",
+                               "cv", "rl"})
+
+
+# ------------------------------------------------------------------------------- operations
+
+# Operations a formula claim may name, and how code spells them.
+OPERATIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    name: (re.compile(claim, re.IGNORECASE), re.compile(code, re.IGNORECASE)) for name, (
+        claim, code) in {
+        "log": (r"\blog\b|\\log|logarithm|log-likelihood|cross-entropy|cross entropy",
+                r"\blog(?:1p|2|10|_softmax|_prob|sumexp)?\s*\(|cross_?entropy|nll|bce"),
+        "exp": (r"\bexp\b|\\exp|exponential", r"\bexp\w*|softmax|logsumexp"),
+        "sqrt": (r"sqrt|√|square root", r"sqrt|\*\*\s*0?\.5|\bstd\b|norm"),
+        "softmax": (r"softmax", r"softmax"),
+        "sigmoid": (r"sigmoid", r"sigmoid|expit|logistic|silu|swish"),
+        "cos": (r"\bcos\b|\\cos|cosine", r"\bcos\w*"),
+        "sin": (r"\bsin\b|\\sin|sinusoid", r"\bsin\w*"),
+        "tanh": (r"tanh", r"tanh"),
+        "kl": (r"\bKL\b|kullback", r"kl\w*|kullback"),
+    }.items()}
+
+
+def operation_findings(index: RepoIndex, claim: Claim) -> list[Finding]:
+    """A formula claim naming an operation (log, exp, sqrt, cos, ...) that no code of the
+    repository performs."""
+    if claim.dimension != Dimension.D2:
+        return []
+    code = _code_text(index)
+    missing = [name for name, (said, done) in OPERATIONS.items()
+               if said.search(claim.text) and not done.search(code)]
+    return [Finding("operations", f"the claim's formula uses {', '.join(missing)}, which no "
+                                  "code computes")] if missing else []
+
+
+def _code_text(index: RepoIndex) -> str:
+    found = index.cache.get("alignment_code_text")
+    if found is None:
+        found = index.cache["alignment_code_text"] = "\n".join(
+            line.split("#", 1)[0] for entry in index.files.values()
+            if entry.kind != EvidenceKind.TEST and entry.lang == "python"
+            for line, role in zip(entry.lines, entry.roles, strict=True) if role == "code")
+    return found
 
 
 # ------------------------------------------------------------------------------- order
@@ -327,32 +409,50 @@ def entity_findings(check: ClaimCheck) -> list[Finding]:
 
 def order_findings(index: RepoIndex, claim: Claim) -> list[Finding]:
     """The stated steps must come in the stated order in the code's static execution order
-    (`execution_trace`): each step at the line that holds most of it, later than the step
-    before it."""
+    (`execution_trace`): each step at the line holding most of its terms that occur in code,
+    later than the step before it. A step none of whose terms occurs in code is missing."""
     if claim.dimension != Dimension.D4:
         return []
+    steps = claim_steps(strip_head(claim.text))
+    if not 2 <= len(steps) <= MAX_STEPS or max(len(term_set(s)) for s in steps) > MAX_STEP_TERMS:
+        return []  # long prose pipelines cannot be located step by step reliably
     weights = make_query(index, claim).weights
-    steps = [{t: weights[t] for t in term_set(s) if t in weights} for s in claim_steps(claim.text)]
+    code = _code_terms(index)
     trace = execution_trace(index)
-    located = []
-    for number, step in enumerate(steps, 1):
+    located, missing, previous = [], [], -1
+    for number, text in enumerate(steps, 1):
+        step = {t: weights[t] for t in term_set(text) if t in weights and t in code.terms}
         total = sum(step.values())
         if not total:
+            missing.append(number)
             continue
-        best, where = 0.0, None
-        for position, (file, line) in enumerate(trace):
-            share = sum(w for t, w in step.items() if t in index.line_terms[file][line - 1])
-            if share > best:
-                best, where = share, position
-        if where is not None and best >= 0.5 * total:
-            located.append((number, where))
-    for (i, a), (j, b) in zip(located, located[1:], strict=False):
-        if b < a:
-            file, line = trace[b]
-            earlier = "{}:{}".format(*trace[a])
-            return [Finding("order", f"step {j} of the claim ({file}:{line}) runs before step "
-                                     f"{i} ({earlier})", f"{file}:{line}")]
+        shares = [(sum(w for t, w in step.items() if t in index.line_terms[file][line - 1]),
+                   position) for position, (file, line) in enumerate(trace)]
+        hits = [(share, position) for share, position in shares if share >= total / 3]
+        if not hits:
+            continue
+        later = [hit for hit in hits if hit[1] > previous]
+        if not later:
+            file, line = trace[max(hits)[1]]
+            return [Finding("order", f"step {number} of the claim ({file}:{line}) runs before "
+                                     f"the step before it ({'{}:{}'.format(*trace[previous])})",
+                            f"{file}:{line}")]
+        previous = later[0][1]  # the first place it can happen: only a true inversion fails
+        located.append(number)
+    if missing and located:
+        return [Finding("steps", f"step{'s' if len(missing) > 1 else ''} "
+                                 f"{', '.join(map(str, missing))} of the claim not found in code",
+                        fails=False)]  # a reason for repair; wording differs too often to fail
     return []
+
+
+MAX_STEPS, MAX_STEP_TERMS = 6, 8
+
+
+def strip_head(text: str) -> str:
+    """The claim without its title (`Data pipeline per seed: ...`)."""
+    head, sep, rest = text.partition(":")
+    return rest if sep and len(head) <= 80 and "->" not in head and "→" not in head else text
 
 
 def execution_trace(index: RepoIndex) -> list[tuple[str, int]]:
@@ -387,7 +487,8 @@ def execution_trace(index: RepoIndex) -> list[tuple[str, int]]:
     for rel, entry in index.files.items():
         if entry.entry_point and entry.lang == "python" and entry.kind != EvidenceKind.TEST:
             walk(rel, [no for no, role in enumerate(entry.roles, 1)
-                       if role == "code" and index.enclosing(rel, no) is None], 0)
+                       if role == "code" and index.enclosing(rel, no) is None and
+                       not _IMPORT.match(entry.lines[no - 1])], 0)
     for d in [*by_name.get("main", ()), *(d for ds in by_name.values() for d in ds)]:
         if d.qualname not in seen:
             seen.add(d.qualname)
@@ -396,7 +497,10 @@ def execution_trace(index: RepoIndex) -> list[tuple[str, int]]:
     return trace
 
 
+_IMPORT = re.compile(r"\s*(?:import|from)\s+[\w.]+")
+
+
 def body_lines(index: RepoIndex, d: Definition) -> list[int]:
     entry = index.files[d.file]
     return [no for no in range(d.start + 1, min(d.end, len(entry.roles)) + 1)
-            if entry.roles[no - 1] == "code"]
+            if entry.roles[no - 1] == "code" and not _IMPORT.match(entry.lines[no - 1])]
