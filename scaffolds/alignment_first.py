@@ -1,24 +1,32 @@
 """The alignment-first scaffold: extract claims -> plan -> implement -> check each claim ->
 repair, as one LangGraph graph.
 
-    claims --Send per (dimension, section)--> extract -> ledger -> plan -> implement (per file)
-        -> check -> repair (per file with failing claims) -> check ... -> finalize
+    start --Send per (dimension, section)--> extract -> ledger -> plan -> implement <-> write
+      -> check --Send per dimension--> check_batch -> triage -> repair <-> apply_repair -> check
+      triage -> finalize (every claim passes, no repair, round cap, no progress, budget)
 
 * Claims: one extraction call per dimension and paper section, in parallel (Send), merged and
-  de-duplicated into a ledger with ids. `--option oracle=true` uses the benchmark's gold claims
-  instead: an ablation, labelled `oracle` in the trace and the alignment report.
+  de-duplicated into a ledger with ids. `oracle=true` takes the benchmark's gold claims instead:
+  an ablation, labelled `oracle_claims` in the alignment report and the trace.
 * Plan: a file plan with a claim -> file map that covers every claim (claims the model leaves
-  out go to main.py), config.yaml first and main.py as the entry point.
+  out go to main.py), config.yaml first and main.py as the entry point (with a `--smoke` mode).
 * Implement: file by file; each call carries only the claims the file owns and the interfaces
-  (def/class lines) already written, so prompts stay bounded as the repository grows.
-* Check: every claim with a registered checker (`checker`, default the offline alignment check),
-  plus a smoke compile of every Python file in the sandbox; failing claims keep reasons and
-  evidence. No model is called.
-* Repair: per file that owns failing claims, targeted edits (exact replacement or insertion)
-  carrying the reasons; then check again. Stops when every claim passes, after two rounds
-  without progress, at `max_rounds`, or when the budget ends, always with the repository kept.
-* Finalize: a claim -> code table appended to README.md and `alignment_report.json` (each
-  claim's verdict per round).
+  (def/class lines) already written, so prompts stay bounded as the repository grows. Writing
+  the reply is a node of its own, so the paid reply is checkpointed before anything acts on it.
+* Check: a smoke run in the sandbox (`alignment_smoke`: compile, import, the entry point's smoke
+  mode), then every claim of the ledger checked by the registered `checker` (`alignment_check`),
+  one Send per dimension; `triage` turns the results into failing items with reasons and
+  evidence, and each claim's pass/fail history. No model is called.
+* Repair: per file holding failing items, the registered `repair` strategy (targeted edits by
+  default) carrying the findings; the edits are applied in a node of their own; then check again.
+  Stops when every claim passes, after two rounds without progress, at `max_rounds`, or when the
+  budget ends, always with the repository kept.
+* Finalize: a claim -> code table (claim, dimension, file:line, last check) in README.md and
+  `alignment_report.json` (each claim's verdict per round, the last findings, the smoke run).
+
+Options (`--option KEY=VALUE`): `oracle`, `max_rounds` (3), `checker` (`alignment`), `repair`
+(false: no repair rounds), `repair_strategy` (`edits`), `smoke` (false: no smoke run),
+`smoke_timeout` (120 s), `section_chars`, `max_tokens`.
 """
 
 from __future__ import annotations
@@ -26,7 +34,6 @@ from __future__ import annotations
 import json
 import operator
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -44,19 +51,18 @@ from sabench.agent.state import OK, STOPPED, RunState, ScaffoldInput, add_number
 from sabench.agent.tools import ToolError, WorkspaceTools
 from sabench.agent.workspace import SUBMISSION_DIR
 from sabench.scaffolds import alignment_prompts as prompts
-from sabench.scaffolds.papercoder_parse import (
-    PlanParseError,
-    balanced_object,
-    first_fence,
-    paper_document,
-)
-from sabench.verifiers.alignment import CHECKERS
+from sabench.scaffolds.alignment_check import claim_locations, get_checker
+from sabench.scaffolds.alignment_repair import get_repair, json_object
+from sabench.scaffolds.alignment_smoke import smoke_run
+from sabench.scaffolds.papercoder_parse import PlanParseError, first_fence, paper_document
 from sabench.verifiers.spec import Claim, Dimension, PaperSpec
 
-DEFAULTS: dict[str, Any] = {"oracle": False, "max_rounds": 3, "checker": "offline",
-                            "repair": True, "smoke": True, "section_chars": 12_000,
+DEFAULTS: dict[str, Any] = {"oracle": False, "max_rounds": 3, "checker": "alignment",
+                            "repair": True, "repair_strategy": "edits", "smoke": True,
+                            "smoke_timeout": 120.0, "section_chars": 12_000,
                             "max_tokens": 8_192}
 ENTRY, CONFIG, REPORT = "main.py", "config.yaml", "alignment_report.json"
+SMOKE_ITEM = "smoke run"
 
 
 def merge(left: dict | None, right: dict | None) -> dict:
@@ -70,10 +76,13 @@ class AlignmentState(RunState, total=False):
     plan: Annotated[list[dict[str, Any]], last_value]
     written: Annotated[int, add_number]
     rounds: Annotated[int, add_number]
+    checked: Annotated[dict[str, dict[str, Any]], merge]
+    smoke: Annotated[dict[str, Any], last_value]
     history: Annotated[dict[str, list[bool]], merge]
     failing: Annotated[list[dict[str, Any]], last_value]
-    pending: Annotated[dict[str, Any], last_value]
+    open_items: Annotated[list[int], operator.add]
     passing: Annotated[list[int], operator.add]
+    pending: Annotated[dict[str, Any], last_value]
     repaired: Annotated[int, add_number]
 
 
@@ -86,19 +95,6 @@ def ask(context: RunContext, state: dict[str, Any], request: str, label: str) ->
                        label=label, cache_prefix=1,
                        max_tokens=options_of(context)["max_tokens"])
     return str(reply.message.content), dict(reply.update)
-
-
-def json_object(text: str) -> dict[str, Any]:
-    block = balanced_object(text)
-    if block is None:
-        raise PlanParseError("no JSON object in the reply")
-    try:
-        value = json.loads(block)
-    except ValueError as exc:
-        raise PlanParseError(f"the reply's JSON does not parse ({exc})") from None
-    if not isinstance(value, dict):
-        raise PlanParseError("the reply is not a JSON object")
-    return value
 
 
 def stopped(exc: BudgetExhausted) -> dict[str, Any]:
@@ -117,11 +113,14 @@ def sections(paper: PaperSpec, limit: int) -> list[tuple[str, str]]:
 
 
 def start(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """The oracle ablation takes the gold claims; otherwise nothing to do yet."""
+    """Check the options; the oracle ablation takes the gold claims."""
     context = runtime.context
+    options = options_of(context)
+    get_checker(options["checker"])
+    get_repair(options["repair_strategy"])
     if state.get("claims"):
         return {}
-    if not options_of(context)["oracle"]:
+    if not options["oracle"]:
         return {"status": "running"}
     claims = [claim_dict(c) for c in context.paper.claims]
     return {"status": "running", "claims": claims,
@@ -227,6 +226,10 @@ def complete_plan(files: list[Any], claim_ids: list[str]) -> list[dict[str, Any]
     return plan
 
 
+def owners(state: AlignmentState) -> dict[str, str]:
+    return {cid: f["path"] for f in state.get("plan") or [] for cid in f["claims"]}
+
+
 # ------------------------------------------------------------------------------- implement
 
 
@@ -240,7 +243,7 @@ def implement(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, 
     done = [f["path"] for f in files[:int(state.get("written") or 0)]]
     context.emit(phase=f"implement {len(done) + 1}/{len(files)}")
     request = prompts.implement_request(entry["path"], entry["purpose"], owned,
-                                        interfaces(context, done))
+                                        interfaces(context, done), entry["path"] == ENTRY)
     try:
         text, update = ask(context, state, request, "implement")
     except BudgetExhausted as exc:
@@ -255,7 +258,7 @@ def write(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any]
     runtime.context.workspace.write(f"{SUBMISSION_DIR}/{pending['file']}",
                                     first_fence(pending["text"]))
     runtime.context.workspace.save()
-    return {"written": 1}
+    return {"written": 1, "files_written": [pending["file"]]}
 
 
 def interfaces(context: RunContext, done: list[str], limit: int = 6_000) -> str:
@@ -285,34 +288,42 @@ def after_write(state: AlignmentState) -> str:
 
 
 def check(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Every claim checked against the repository as it is now; a smoke compile besides."""
+    """The smoke run of this round; the claims are checked next, one batch per dimension."""
     context = runtime.context
     options = options_of(context)
+    context.workspace.save()  # the host mirror the batches read is the submission as it is
+    context.emit(phase=f"check round {int(state.get('rounds') or 0)}")
+    if not options["smoke"]:
+        return {"smoke": {"problems": [], "environment": [], "ran": False, "seconds": 0.0,
+                          "skipped": True}}
+    planned = [f["path"] for f in state.get("plan") or []]
+    report = smoke_run(context.workspace, ENTRY, planned,
+                       timeout=float(options["smoke_timeout"]))
+    return {"smoke": report, "elapsed_s": report["seconds"],
+            "trace": [{"node": "check", "kind": "smoke", "seconds": round(report["seconds"], 4),
+                       "ran": report["ran"], "problems": len(report["problems"])}]}
+
+
+def fan_out_check(state: AlignmentState) -> Any:
+    claims = state.get("claims") or []
+    batches = [[c["id"] for c in claims if c["dimension"] == d.value] for d in Dimension]
+    sends = [Send("check_batch", {"ids": ids, "claims": claims}) for ids in batches if ids]
+    return sends or "triage"
+
+
+def check_batch(packet: dict[str, Any], runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """One batch of claims checked against the submission as it is now (no model call)."""
+    context = runtime.context
     started = time.perf_counter()
-    spec = ledger_spec(context.paper, state.get("claims") or [])
-    with tempfile.TemporaryDirectory(prefix="sabench-check-") as tmp:
-        repo = Path(tmp) / "repo"
-        context.workspace.collect(repo)
-        results = CHECKERS[options["checker"]](spec, repo)
-    broken = smoke_failures(context) if options["smoke"] else {}
-    owners = {cid: f["path"] for f in state["plan"] for cid in f["claims"]}
-    failing = []
-    for result in results:
-        reasons = list(result.reasons)
-        if owners.get(result.id) in broken:
-            reasons.append(f"{owners[result.id]} does not compile: {broken[owners[result.id]]}")
-        if not result.passed or owners.get(result.id) in broken:
-            failing.append({"id": result.id, "file": owners.get(result.id, ENTRY),
-                            "reasons": reasons, "evidence": result.evidence[:3]})
+    spec = ledger_spec(context.paper, packet["claims"])
+    repo = Path(context.workspace.mirror)
+    repo.mkdir(parents=True, exist_ok=True)
+    results = get_checker(options_of(context)["checker"])(spec, repo, packet["ids"])
     seconds = time.perf_counter() - started
-    history = {r.id: [*(state.get("history") or {}).get(r.id, []),
-                      not any(f["id"] == r.id for f in failing)] for r in results}
-    context.emit(phase=f"check: {len(results) - len(failing)}/{len(results)} pass")
-    return {"failing": failing, "history": history, "passing": [len(results) - len(failing)],
-            "elapsed_s": seconds, "trace": [{"node": "check", "kind": "check",
-                                             "seconds": round(seconds, 4),
-                                             "claims": len(results),
-                                             "failing": len(failing)}]}
+    return {"checked": {r.id: r.model_dump(mode="json") for r in results},
+            "elapsed_s": seconds,
+            "trace": [{"node": "check_batch", "kind": "check", "seconds": round(seconds, 4),
+                       "claims": len(results), "failing": sum(not r.passed for r in results)}]}
 
 
 def ledger_spec(paper: PaperSpec, claims: list[dict[str, str]]) -> PaperSpec:
@@ -322,39 +333,76 @@ def ledger_spec(paper: PaperSpec, claims: list[dict[str, str]]) -> PaperSpec:
     return paper.model_copy(update={"claims": own})
 
 
-def smoke_failures(context: RunContext) -> dict[str, str]:
-    """Python files of the submission that do not compile, with the first error line."""
-    script = ("import pathlib, sys\n"
-              "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')):\n"
-              "    try: compile(p.read_bytes(), str(p), 'exec')\n"
-              "    except (SyntaxError, ValueError) as e:\n"
-              "        print(p.relative_to(sys.argv[1]), '|', f'{type(e).__name__}: {e}')\n")
-    result = context.workspace.sandbox.exec(["python3", "-c", script, "/workspace/submission"],
-                                            timeout=60)
-    found = {}
-    for line in result.stdout.splitlines():
-        path, _, error = line.partition(" | ")
-        found[path.strip()] = error.strip()
-    return found
+def triage(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The round's failing items (claims, and smoke problems no claim of the file carries),
+    each with the file to repair, reasons and evidence; every claim's history."""
+    checked = state.get("checked") or {}
+    owner = owners(state)
+    problems = (state.get("smoke") or {}).get("problems") or []
+    broken = {p["file"]: p for p in problems}
+    failing = []
+    for claim in state.get("claims") or []:
+        result = checked.get(claim["id"]) or {"passed": False, "reasons": ["not checked"]}
+        file = owner.get(claim["id"], ENTRY)
+        reasons = list(result.get("reasons") or [])
+        if file in broken:
+            reasons.append(f"the smoke run fails in {file}: {broken[file]['error']}")
+        if not result.get("passed") or file in broken:
+            failing.append({"id": claim["id"], "file": repair_target(result, file, owner),
+                            "reasons": reasons, "evidence": (result.get("evidence") or [])[:3]})
+    carried = {f["file"] for f in failing}
+    for problem in problems:
+        if problem["file"] not in carried:
+            carried.add(problem["file"])
+            failing.append({"id": SMOKE_ITEM, "file": problem["file"], "evidence": [
+                f"{problem['file']}:{problem['line']}"], "reasons": [
+                f"{problem['step']} fails: {problem['error']}"]})
+    return round_update(state, failing)
 
 
-def after_check(state: AlignmentState, runtime: Runtime[RunContext]) -> str:
+def repair_target(result: dict[str, Any], owner_file: str, owner: dict[str, str]) -> str:
+    """Where a failing claim is repaired: the file the check located its problem in, when the
+    check says so (e.g. a value bound elsewhere), else the file that owns the claim."""
+    for location in result.get("fix_in") or []:
+        return str(location).rsplit(":", 1)[0]
+    return owner_file
+
+
+def round_update(state: AlignmentState, failing: list[dict[str, Any]]) -> dict[str, Any]:
+    claims = state.get("claims") or []
+    ids = {f["id"] for f in failing}
+    history = {c["id"]: [*(state.get("history") or {}).get(c["id"], []), c["id"] not in ids]
+               for c in claims}
+    passing = sum(c["id"] not in ids for c in claims)
+    return {"failing": failing, "history": history, "passing": [passing],
+            "open_items": [len(failing)],
+            "trace": [{"node": "triage", "kind": "round", "round": int(state.get("rounds") or 0),
+                       "claims": len(claims), "passing": passing, "failing": len(failing)}]}
+
+
+def after_triage(state: AlignmentState, runtime: Runtime[RunContext]) -> str:
     options = options_of(runtime.context)
-    passing = state.get("passing") or []
+    open_items = state.get("open_items") or []
     if not state.get("failing") or not options["repair"]:
         return "finalize"
     if int(state.get("rounds") or 0) >= options["max_rounds"]:
         return "finalize"
-    if len(passing) >= 3 and passing[-1] <= passing[-3]:
-        return "finalize"  # two rounds without progress
+    if no_progress(open_items):
+        return "finalize"
     return "repair"
+
+
+def no_progress(open_items: list[int]) -> bool:
+    """Two repair rounds in a row left as many failing items as before them."""
+    return len(open_items) >= 3 and open_items[-1] >= open_items[-3]
 
 
 # ------------------------------------------------------------------------------- repair
 
 
 def repair(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Targeted edits to the next file that owns failing claims; a round ends after the last."""
+    """The repair request for the next file holding failing items; a round ends after the
+    last file."""
     context = runtime.context
     files = sorted({f["file"] for f in state.get("failing") or []})
     position = int(state.get("repaired") or 0)
@@ -366,53 +414,41 @@ def repair(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any
         numbered = tools.read_lines(f"{SUBMISSION_DIR}/{path}", 1, 2_000)
     except ToolError:
         numbered = "(the file does not exist yet)"
-    listing = "\n".join(
-        f"- {f['id']}: {claims.get(f['id'], {}).get('text', '')}\n  findings: "
-        f"{'; '.join(f['reasons']) or 'not found'}\n  looked at: {', '.join(f['evidence'])}"
-        for f in failing)
     context.emit(phase=f"repair {path}")
+    strategy = get_repair(options_of(context)["repair_strategy"])
+    request = strategy.request(path, numbered, findings(failing, claims))
     try:
-        text, update = ask(context, state, prompts.repair_request(path, numbered, listing),
-                           "repair")
+        text, update = ask(context, state, request, "repair")
     except BudgetExhausted as exc:
         return stopped(exc)
     return {**update, "pending": {"file": path, "text": text,
                                   "last": position + 1 == len(files)}}
 
 
+def findings(failing: list[dict[str, Any]], claims: dict[str, dict[str, Any]]) -> str:
+    """The failing items of one file as the repair request lists them."""
+    return "\n".join(
+        f"- {f['id']}: {claims.get(f['id'], {}).get('text', '')}\n  findings: "
+        f"{'; '.join(f['reasons']) or 'not found'}\n  looked at: "
+        f"{', '.join(f['evidence']) or 'nothing relevant found'}"
+        for f in failing)
+
+
 def apply_repair(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Apply the repair reply's edits (its own node; applying twice refuses the edits already
-    made, since their old text is gone)."""
+    """Apply the repair reply (its own node; applying edits twice refuses those already made,
+    since their old text is gone)."""
+    context = runtime.context
     pending = state["pending"]
-    tools = WorkspaceTools(runtime.context.workspace, runtime.context.tool_limits)
-    applied = apply_edits(tools, f"{SUBMISSION_DIR}/{pending['file']}", pending["text"])
-    runtime.context.workspace.save()
+    tools = WorkspaceTools(context.workspace, context.tool_limits)
+    strategy = get_repair(options_of(context)["repair_strategy"])
+    applied = strategy.apply(tools, f"{SUBMISSION_DIR}/{pending['file']}", pending["text"])
+    context.workspace.save()
     last = bool(pending.get("last"))
     position = int(state.get("repaired") or 0)
     return {"repaired": -position if last else 1, "rounds": 1 if last else 0,
+            "files_written": [pending["file"]] if applied["applied"] else [],
             "trace": [{"node": "apply_repair", "kind": "edits", "file": pending["file"],
                        **applied}]}
-
-
-def apply_edits(tools: WorkspaceTools, target: str, reply: str) -> dict[str, int]:
-    """Apply the edits of a repair reply; counts of applied and refused edits."""
-    try:
-        edits = json_object(reply).get("edits") or []
-    except PlanParseError:
-        return {"applied": 0, "refused": 1}
-    counts = {"applied": 0, "refused": 0}
-    for edit in edits if isinstance(edits, list) else []:
-        try:
-            if isinstance(edit, dict) and "old" in edit:
-                tools.replace(target, str(edit["old"]), str(edit.get("new", "")))
-            elif isinstance(edit, dict) and "after_line" in edit:
-                tools.insert(target, int(edit["after_line"]), str(edit.get("text", "")))
-            else:
-                raise ToolError("not an edit")
-            counts["applied"] += 1
-        except (ToolError, ValueError, TypeError):
-            counts["refused"] += 1
-    return counts
 
 
 def after_repair(state: AlignmentState) -> str:
@@ -430,32 +466,61 @@ def finalize(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, A
     """README claim table and the alignment report; the reason the loop stopped."""
     context = runtime.context
     options = options_of(context)
-    history = state.get("history") or {}
     failing = state.get("failing") or []
-    report = {"oracle_claims": bool(options["oracle"]), "checker": options["checker"],
-              "rounds": int(state.get("rounds") or 0), "passing_per_check": state.get(
-                  "passing") or [],
-              "claims": [{**c, "passed_per_round": history.get(c["id"], [])}
-                         for c in state.get("claims") or []]}
-    context.workspace.write(f"{SUBMISSION_DIR}/{REPORT}", json.dumps(report, indent=1) + "\n")
-    append_claim_table(context, state)
-    context.workspace.save()
-    if state.get("status") == STOPPED:
-        return {}
-    reason = "all_claims_pass" if not failing else (
+    reason = state.get("stop_reason") if state.get("status") == STOPPED else (
+        "all_claims_pass" if not failing else
         "no_repair" if not options["repair"] else
         "round_cap" if int(state.get("rounds") or 0) >= options["max_rounds"] else
         "no_progress")
+    where = locations(context, state)
+    write_report(context, state, options, reason, where)
+    append_claim_table(context, state, where)
+    context.workspace.save()
+    if state.get("status") == STOPPED:
+        return {}
     return {"status": OK, "stop_reason": reason}
 
 
-def append_claim_table(context: RunContext, state: AlignmentState) -> None:
-    owners = {cid: f["path"] for f in state.get("plan") or [] for cid in f["claims"]}
+def locations(context: RunContext, state: AlignmentState) -> dict[str, str]:
+    """Each claim's code location: the line tagged with its id, else its first evidence."""
+    claims = [c["id"] for c in state.get("claims") or []]
+    tagged = claim_locations(Path(context.workspace.mirror), claims)
+    checked = state.get("checked") or {}
+    where = {}
+    for cid in claims:
+        evidence = (checked.get(cid) or {}).get("evidence") or []
+        first = re.sub(r"-\d+$", "", evidence[0]) if evidence else ""
+        where[cid] = tagged.get(cid) or first
+    return where
+
+
+def write_report(context: RunContext, state: AlignmentState, options: dict[str, Any],
+                 reason: str | None, where: dict[str, str]) -> None:
     history = state.get("history") or {}
-    rows = [f"| {c['id']} | {c['dimension']} | {owners.get(c['id'], '-')} | "
-            f"{'pass' if (history.get(c['id']) or [False])[-1] else 'fail'} |"
+    checked = state.get("checked") or {}
+    report = {
+        "oracle_claims": bool(options["oracle"]), "checker": options["checker"],
+        "repair_strategy": options["repair_strategy"] if options["repair"] else None,
+        "stop_reason": reason, "rounds": int(state.get("rounds") or 0),
+        "passing_per_check": state.get("passing") or [],
+        "failing_items_per_check": state.get("open_items") or [],
+        "smoke": state.get("smoke") or {},
+        "claims": [{**c, "location": where.get(c["id"], ""),
+                    "passed_per_round": history.get(c["id"], []),
+                    "reasons": (checked.get(c["id"]) or {}).get("reasons") or [],
+                    "evidence": (checked.get(c["id"]) or {}).get("evidence") or []}
+                   for c in state.get("claims") or []]}
+    context.workspace.write(f"{SUBMISSION_DIR}/{REPORT}", json.dumps(report, indent=1) + "\n")
+
+
+def append_claim_table(context: RunContext, state: AlignmentState,
+                       where: dict[str, str]) -> None:
+    owner = owners(state)
+    history = state.get("history") or {}
+    rows = [f"| {c['id']} | {c['dimension']} | {where.get(c['id']) or owner.get(c['id'], '-')} "
+            f"| {'pass' if (history.get(c['id']) or [False])[-1] else 'fail'} |"
             for c in state.get("claims") or []]
-    table = ("\n\n## Claims and code\n\n| claim | dimension | file | last check |\n"
+    table = ("\n\n## Claims and code\n\n| claim | dimension | code | last check |\n"
              "|---|---|---|---|\n" + "\n".join(rows) + "\n")
     path = f"{SUBMISSION_DIR}/README.md"
     try:
@@ -476,11 +541,15 @@ class AlignmentFirst:
                    "every claim, repair failing ones until they pass")
 
     def build(self, options: dict[str, Any] | None = None) -> CompiledStateGraph:
+        merged = {**DEFAULTS, **(options or {})}
+        get_checker(merged["checker"])  # an unknown name fails before the run starts
+        get_repair(merged["repair_strategy"])
         graph = StateGraph(AlignmentState, context_schema=RunContext,
                            input_schema=ScaffoldInput)
         for name, node in (("start", start), ("extract", extract), ("ledger", ledger),
                            ("plan", plan), ("implement", implement), ("write", write),
-                           ("check", check), ("repair", repair), ("apply_repair", apply_repair),
+                           ("check", check), ("check_batch", check_batch), ("triage", triage),
+                           ("repair", repair), ("apply_repair", apply_repair),
                            ("finalize", finalize)):
             graph.add_node(name, node)
         graph.add_edge(START, "start")
@@ -491,9 +560,10 @@ class AlignmentFirst:
             "status") == STOPPED else "implement", ["implement", "finalize"])
         graph.add_conditional_edges("implement", after_implement, ["write", "finalize"])
         graph.add_conditional_edges("write", after_write, ["implement", "check"])
-        graph.add_conditional_edges("check", after_check, ["repair", "finalize"])
+        graph.add_conditional_edges("check", fan_out_check, ["check_batch", "triage"])
+        graph.add_edge("check_batch", "triage")
+        graph.add_conditional_edges("triage", after_triage, ["repair", "finalize"])
         graph.add_conditional_edges("repair", after_repair, ["apply_repair", "finalize"])
         graph.add_conditional_edges("apply_repair", after_apply, ["repair", "check"])
         graph.add_edge("finalize", END)
         return graph.compile(name=self.name)
-

@@ -371,14 +371,16 @@ OPERATIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         claim, code) in {
         "log": (r"\blog\b|\\log|logarithm|log-likelihood|cross-entropy|cross entropy",
                 r"\blog(?:1p|2|10|_softmax|_prob|sumexp)?\s*\(|cross_?entropy|nll|bce"),
-        "exp": (r"\bexp\b|\\exp|exponential", r"\bexp\w*|softmax|logsumexp"),
-        "sqrt": (r"sqrt|√|square root", r"sqrt|\*\*\s*0?\.5|\bstd\b|norm"),
+        "exp": (r"\bexp\b|\\exp|exponential", r"\bexp(?:m1)?\s*\(|softmax|logsumexp"),
+        "sqrt": (r"sqrt|√|square root",
+                 r"\bsqrt\s*\(|\*\*\s*0?\.5|\bstd\s*\(|\bnorm\s*\(|rsqrt"),
         "softmax": (r"softmax", r"softmax"),
-        "sigmoid": (r"sigmoid", r"sigmoid|expit|logistic|silu|swish"),
-        "cos": (r"\bcos\b|\\cos|cosine", r"\bcos\w*"),
-        "sin": (r"\bsin\b|\\sin|sinusoid", r"\bsin\w*"),
-        "tanh": (r"tanh", r"tanh"),
-        "kl": (r"\bKL\b|kullback", r"kl\w*|kullback"),
+        "sigmoid": (r"sigmoid", r"sigmoid|expit|logistic|\bsilu|SiLU|swish"),
+        "cos": (r"\bcos\b|\\cos|cosine",
+                r"\bcos\s*\(|CosineAnnealing|cosine_similarity|CosineSimilarity"),
+        "sin": (r"\bsin\b|\\sin|sinusoid", r"\bsin\s*\("),
+        "tanh": (r"tanh", r"\btanh\s*\(|Tanh"),
+        "kl": (r"\bKL\b|kullback", r"kl_div|KLDiv|\bkl\w*\s*\(|kullback"),
     }.items()}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -52,34 +53,41 @@ def owner(claim_id: str) -> str:
     return "config.py" if "-D1-" in claim_id else "train.py" if "-D2-" in claim_id else "run.py"
 
 
-def scripted(config_text: str | None = None, repair: Any = None):
-    """Extraction returns the paper's claims of each dimension from its abstract; the plan puts
-    them in the demo's files; implementation writes the faithful reproduction."""
+def scripted(config_text: str | None = None, repair: Any = None,
+             files: dict[str, str] | None = None, extra: dict[str, list[str]] | None = None):
+    """Extraction returns the paper's claims of each dimension from its abstract (plus `extra`
+    ones); the plan puts them in the demo's files; implementation writes the faithful
+    reproduction, with `files` (and `config_text` for config.py) replacing some of it."""
+    written = {**({"config.py": config_text} if config_text else {}), **(files or {})}
 
     def respond(request: Request) -> Reply:
         text, stage = request_text(request), stage_of(request)
         if stage == "extract":
             dimension = next(d for d in ("D1", "D2", "D3", "D4") if f"about {_words(d)}" in text)
-            first = "## Abstract" in text
-            claims = [c.text for c in PAPER.claims if c.dimension.value == dimension] if first \
-                else []
-            return Reply(text=json.dumps({"claims": claims}))
+            if "## Abstract" not in text:
+                return Reply(text=json.dumps({"claims": []}))
+            claims = [c.text for c in PAPER.claims if c.dimension.value == dimension]
+            return Reply(text=json.dumps({"claims": claims + (extra or {}).get(dimension, [])}))
         if stage == "plan":
             ids = [line.split()[0] for line in text.splitlines() if line.startswith("smoothlr-")]
-            files = [{"path": name, "purpose": name,
-                      "claims": [i for i in ids if owner(i) == name]} for name in CODE_FILES]
-            return Reply(text=json.dumps({"files": files}))
+            plan = [{"path": name, "purpose": name,
+                     "claims": [i for i in ids if owner(i) == name]} for name in CODE_FILES]
+            return Reply(text=json.dumps({"files": plan}))
         if stage == "implement":
-            name = text.split("`")[1]
-            body = (config_text if name == "config.py" and config_text else
-                    (FAITHFUL / name).read_text() if (FAITHFUL / name).is_file() else
-                    "from run import main\n\nmain()\n" if name == "main.py" else "lr: 0.1\n")
-            return Reply(text=f"```python\n{body}```")
+            return Reply(text=f"```python\n{implementation(text.split('`')[1], written)}```")
         if stage == "repair" and repair is not None:
             return repair(request)
         return Reply(text='{"edits": []}')
 
     return respond
+
+
+def implementation(name: str, written: dict[str, str]) -> str:
+    if name in written:
+        return written[name]
+    if (FAITHFUL / name).is_file():
+        return (FAITHFUL / name).read_text()
+    return "from run import main\n\nmain()\n" if name == "main.py" else "lr: 0.1\n"
 
 
 def _words(dimension: str) -> str:
@@ -125,20 +133,127 @@ def test_a_drifted_value_is_flagged_and_repaired(model_server: LoopbackModelServ
     assert report["oracle_claims"] is False and len(report["claims"]) == len(PAPER.claims)
     assert record["status"] == "ok"
     readme = (tmp_path / "run" / "repo" / "README.md").read_text()
-    assert "| smoothlr-D1-002 | D1 | config.py |" in readme
+    assert re.search(r"\| smoothlr-D1-002 \| D1 \| config\.py:\d+ \| pass \|", readme), readme
+
+
+def test_a_faithful_run_ends_with_every_claim_passing(model_server: LoopbackModelServer,
+                                                      tmp_path: Path) -> None:
+    model_server.responder = scripted()
+    record = run(model_server, tmp_path / "run")
+    assert record["status"] == "ok" and record["stop_reason"] == "all_claims_pass"
+    report = report_of(tmp_path / "run")
+    assert report["rounds"] == 0 and report["passing_per_check"] == [len(PAPER.claims)]
+    assert all(c["passed_per_round"] == [True] for c in report["claims"])
+    assert "repair" not in [stage_of(r) for r in model_server.requests]
+    # One check batch per dimension (a Send each), then the triage.
+    batches = [t for t in record["trace"] if t.get("node") == "check_batch"]
+    assert sorted(t["claims"] for t in batches) == sorted(
+        sum(c.dimension.value == d for c in PAPER.claims) for d in ("D1", "D2", "D3", "D4"))
+    readme = (tmp_path / "run" / "repo" / "README.md").read_text()
+    rows = re.findall(r"^\| (smoothlr-D\d-\d{3}) \| D\d \| (\S+) \| (pass|fail) \|$", readme, re.M)
+    assert len(rows) == len(PAPER.claims) and {r[2] for r in rows} == {"pass"}
+    assert all(re.fullmatch(r"[\w/]+\.py:\d+", r[1]) for r in rows), rows
+
+
+def test_a_stub_is_flagged_and_repaired(model_server: LoopbackModelServer,
+                                        tmp_path: Path) -> None:
+    body = "    model.w -= lr * weight_decay * model.w\n"
+    stubbed = (FAITHFUL / "train.py").read_text().replace(body, "    raise NotImplementedError\n")
+
+    def restore(request: Request) -> Reply:
+        if "decoupled_weight_decay is a stub" in request_text(request):
+            return Reply(text=json.dumps({"edits": [
+                {"old": "    raise NotImplementedError\n", "new": body}]}))
+        return Reply(text='{"edits": []}')
+
+    model_server.responder = scripted(files={"train.py": stubbed}, repair=restore)
+    record = run(model_server, tmp_path / "run")
+    report = report_of(tmp_path / "run")
+    history = {c["id"]: c["passed_per_round"] for c in report["claims"]}
+    assert history["smoothlr-D2-004"] == [False, True]
+    repairs = [r for r in model_server.requests if stage_of(r) == "repair"]
+    assert [request_text(r).split("`")[1] for r in repairs] == ["train.py"]
+    assert body in (tmp_path / "run" / "repo" / "train.py").read_text()
+    assert record["stop_reason"] == "all_claims_pass"
+
+
+def test_a_claim_restated_only_in_comments_is_flagged(model_server: LoopbackModelServer,
+                                                      tmp_path: Path) -> None:
+    mixup = ("Mixup augmentation interpolates random pairs of training examples and their "
+             "labels with a Beta-distributed mixing coefficient.")
+    model = (FAITHFUL / "model.py").read_text().replace("\n\nclass SoftmaxRegression:", (
+        "\n\n# Mixup augmentation: interpolate random pairs of training examples and their "
+        "labels\n# with a Beta-distributed mixing coefficient.\n\n\nclass SoftmaxRegression:"))
+    model_server.responder = scripted(files={"model.py": model}, extra={"D2": [mixup]})
+    record = run(model_server, tmp_path / "run", max_rounds=1)
+    claim = next(c for c in report_of(tmp_path / "run")["claims"] if c["text"] == mixup)
+    assert claim["passed_per_round"] == [False, False]
+    assert any("restated in comments" in reason for reason in claim["reasons"])
+    repair = next(r for r in model_server.requests if stage_of(r) == "repair")
+    assert "model.py:" in request_text(repair) and mixup in request_text(repair)
+    assert record["stop_reason"] == "round_cap"
+
+
+def test_a_crash_in_the_smoke_run_is_flagged_and_repaired(model_server: LoopbackModelServer,
+                                                          tmp_path: Path) -> None:
+    entry = ("import sys\n\n\ndef smoke() -> str:\n    phases = ['data', 'train', 'evaluate']\n"
+             "    return phases[3]\n\n\nif __name__ == '__main__' and '--smoke' in sys.argv:\n"
+             "    print(smoke())\n")
+
+    def fix(request: Request) -> Reply:
+        if "IndexError" in request_text(request) and "main.py" in request_text(request):
+            return Reply(text=json.dumps({"edits": [{"old": "phases[3]", "new": "phases[2]"}]}))
+        return Reply(text='{"edits": []}')
+
+    model_server.responder = scripted(files={"main.py": entry}, repair=fix)
+    record = run(model_server, tmp_path / "run")
+    report = report_of(tmp_path / "run")
+    assert report["failing_items_per_check"] == [1, 0]  # the smoke run, then nothing
+    assert report["smoke"]["ran"] and report["smoke"]["problems"] == []
+    smoke = [t for t in record["trace"] if t.get("kind") == "smoke"]
+    assert [t["problems"] for t in smoke] == [1, 0]
+    assert "phases[2]" in (tmp_path / "run" / "repo" / "main.py").read_text()
+    assert record["stop_reason"] == "all_claims_pass"
 
 
 def test_without_progress_the_loop_stops_after_two_rounds(model_server: LoopbackModelServer,
                                                           tmp_path: Path) -> None:
-    model_server.responder = scripted()
+    drifted = (FAITHFUL / "config.py").read_text().replace("weight_decay: float = 5e-4",
+                                                           DRIFTED_DECAY)
+    model_server.responder = scripted(config_text=drifted)  # repairs that change nothing
     record = run(model_server, tmp_path / "run")
     report = report_of(tmp_path / "run")
-    # The faithful reproduction leaves one claim failing (the clipping threshold: too little
-    # of it is found); the scripted repairs change nothing, so two rounds make no progress.
     assert record["stop_reason"] == "no_progress"
     assert report["rounds"] == 2 and len(report["passing_per_check"]) == 3
     assert len(set(report["passing_per_check"])) == 1
     assert [stage_of(r) for r in model_server.requests].count("repair") == 2
+
+
+def test_the_rewrite_strategy_replaces_the_file(model_server: LoopbackModelServer,
+                                                tmp_path: Path) -> None:
+    faithful = (FAITHFUL / "config.py").read_text()
+    drifted = faithful.replace("weight_decay: float = 5e-4", DRIFTED_DECAY)
+
+    def rewrite(request: Request) -> Reply:
+        assert "Write the corrected file whole" in request_text(request)
+        return Reply(text=f"```python\n{faithful}```")
+
+    model_server.responder = scripted(config_text=drifted, repair=rewrite)
+    record = run(model_server, tmp_path / "run", repair_strategy="rewrite")
+    assert record["stop_reason"] == "all_claims_pass"
+    assert (tmp_path / "run" / "repo" / "config.py").read_text() == faithful
+    assert report_of(tmp_path / "run")["repair_strategy"] == "rewrite"
+
+
+def test_unknown_checker_or_repair_names_fail_before_the_run() -> None:
+    from sabench.scaffolds.alignment_check import UnknownChecker
+    from sabench.scaffolds.alignment_first import AlignmentFirst
+    from sabench.scaffolds.alignment_repair import UnknownRepair
+
+    with pytest.raises(UnknownChecker):
+        AlignmentFirst().build({"checker": "llm-of-my-dreams"})
+    with pytest.raises(UnknownRepair):
+        AlignmentFirst().build({"repair_strategy": "pray"})
 
 
 def test_the_round_cap_and_the_oracle_ablation(model_server: LoopbackModelServer,

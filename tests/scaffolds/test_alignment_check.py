@@ -1,0 +1,161 @@
+"""The alignment-first check step on the demo paper's reproductions, and on copies of the
+faithful one with one thing broken at a time (real repositories, real index, no model)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sabench.benchmark.dataset import load_paper
+from sabench.scaffolds.alignment_check import (
+    CHECKERS,
+    UnknownChecker,
+    check_alignment,
+    claim_locations,
+    get_checker,
+)
+from sabench.verifiers.spec import Claim, Dimension
+
+DEMO = Path(__file__).resolve().parents[2] / "benchmark" / "demo"
+PAPER = load_paper(DEMO / "papers" / "smoothlr")
+FAITHFUL = DEMO / "repos" / "faithful"
+
+
+def drifted_claims() -> set[str]:
+    """The claims DRIFT.md says the drifted reproduction departs on."""
+    found: set[str] = set()
+    for line in (DEMO / "repos" / "DRIFT.md").read_text().splitlines():
+        match = re.match(r"\| D\d [^|]*\| (\S+-D\d-\d{3})((?:, -\d{3})*) \|", line)
+        if match:
+            found.add(match.group(1))
+            found |= {match.group(1)[:-3] + extra for extra in
+                      re.findall(r"\d{3}", match.group(2))}
+    return found
+
+
+def results(repo: Path, paper=PAPER) -> dict:  # noqa: ANN001 - PaperSpec
+    return {r.id: r for r in check_alignment(paper, repo)}
+
+
+def broken(tmp_path: Path, file: str, old: str, new: str) -> Path:
+    """A copy of the faithful reproduction with one replacement in one file."""
+    repo = tmp_path / "repo"
+    shutil.copytree(FAITHFUL, repo)
+    text = (repo / file).read_text()
+    assert old in text, f"{old!r} not in {file}"
+    (repo / file).write_text(text.replace(old, new, 1))
+    return repo
+
+
+def test_every_claim_of_the_faithful_reproduction_passes() -> None:
+    failing = {cid: r.reasons for cid, r in results(FAITHFUL).items() if not r.passed}
+    assert failing == {}
+
+
+def test_the_drifted_reproduction_fails_on_its_drifted_claims_only() -> None:
+    drifted = drifted_claims()
+    assert len(drifted) == 17
+    failing = {cid for cid, r in results(DEMO / "repos" / "drifted").items() if not r.passed}
+    assert failing <= drifted  # no claim that was left unchanged is flagged
+    # Missed: the smoothing formula's other split of epsilon (D2-001) and weight decay moved
+    # into the gradient (D2-004): both keep every value, name and operation of the claim.
+    assert drifted - failing == {"smoothlr-D2-001", "smoothlr-D2-004"}
+
+
+def test_a_drifted_value_fails_with_the_conflicting_line(tmp_path: Path) -> None:
+    repo = broken(tmp_path, "config.py", "epochs: int = 40", "epochs: int = 400")
+    result = results(repo)["smoothlr-D1-005"]
+    assert not result.passed and result.findings == ["value_conflict"]
+    line = next(n for n, text in enumerate((repo / "config.py").read_text().splitlines(), 1)
+                if "epochs: int = 400" in text)
+    assert result.fix_in == [f"config.py:{line}"]
+    assert any("400" in reason and "40" in reason for reason in result.reasons)
+
+
+def test_a_small_round_value_assigned_by_the_claim_is_checked(tmp_path: Path) -> None:
+    repo = broken(tmp_path, "config.py", "label_smoothing: float = 0.1",
+                  "label_smoothing: float = 0.3")
+    assert results(repo)["smoothlr-D1-001"].findings == ["value_conflict"]
+
+
+def test_a_stub_fails_its_claims_and_names_the_function(tmp_path: Path) -> None:
+    repo = broken(tmp_path, "train.py", "    model.w -= lr * weight_decay * model.w\n",
+                  "    raise NotImplementedError\n")
+    result = results(repo)["smoothlr-D2-004"]
+    assert not result.passed and "stub" in result.findings
+    assert any("decoupled_weight_decay is a stub" in r for r in result.reasons)
+    assert result.fix_in[0].startswith("train.py:")
+
+
+def test_an_abstract_method_implemented_elsewhere_is_no_stub(tmp_path: Path) -> None:
+    repo = broken(tmp_path, "train.py", "\n\ndef decoupled_weight_decay(", '''
+
+class Regulariser:
+    def decoupled_weight_decay(self, model, lr, weight_decay):
+        raise NotImplementedError
+
+
+def decoupled_weight_decay(''')
+    assert "stub" not in results(repo)["smoothlr-D2-004"].findings
+
+
+def test_an_operation_of_the_formula_that_no_code_computes(tmp_path: Path) -> None:
+    repo = broken(tmp_path, "model.py", "(1.0 + np.cos(np.pi * epoch / total_epochs))",
+                  "(2.0 - 2.0 * epoch / total_epochs)")
+    result = results(repo)["smoothlr-D2-003"]
+    assert not result.passed and result.findings == ["operations"]
+
+
+def test_steps_that_run_out_of_order(tmp_path: Path) -> None:
+    repo = broken(tmp_path, "train.py",
+                  "    grad_w, grad_b = loss_gradients(batch_x, probs, targets)\n"
+                  "    grad_w, grad_b = clip_by_global_norm(grad_w, grad_b, cfg.clip_norm)\n",
+                  "    decoupled_weight_decay(model, lr, cfg.weight_decay)\n"
+                  "    grad_w, grad_b = loss_gradients(batch_x, probs, targets)\n"
+                  "    grad_w, grad_b = clip_by_global_norm(grad_w, grad_b, cfg.clip_norm)\n")
+    text = (repo / "train.py").read_text()
+    (repo / "train.py").write_text(text.replace(
+        "    model.b -= lr * velocity.b\n    decoupled_weight_decay(model, lr, cfg.weight_decay)\n",
+        "    model.b -= lr * velocity.b\n"))
+    result = results(repo)["smoothlr-D4-002"]
+    assert not result.passed and result.findings == ["order"]
+
+
+def test_a_claim_restated_in_comments_only(tmp_path: Path) -> None:
+    claim = Claim(id="smoothlr-D2-099", dimension=Dimension.D2, source="test", text=(
+        "Mixup augmentation interpolates random pairs of training examples and their labels "
+        "with a Beta-distributed mixing coefficient."))
+    paper = PAPER.model_copy(update={"claims": (*PAPER.claims, claim)})
+    repo = broken(tmp_path, "model.py", "\n\nclass SoftmaxRegression:", '''
+
+
+# Mixup augmentation: interpolate random pairs of training examples and their labels with a
+# Beta-distributed mixing coefficient.
+
+
+class SoftmaxRegression:''')
+    result = results(repo, paper)["smoothlr-D2-099"]
+    assert not result.passed and "docs_only" in result.findings
+    assert result.fix_in[0].startswith("model.py:")
+    assert results(FAITHFUL, paper)["smoothlr-D2-099"].findings == []
+
+
+def test_claim_tags_locate_their_lines(tmp_path: Path) -> None:
+    repo = broken(tmp_path, "config.py", "epochs: int = 40",
+                  "epochs: int = 40  # smoothlr-D1-005")
+    (repo / "notes.py").write_text("# smoothlr-D1-001 is only mentioned here\n")
+    where = claim_locations(repo, ["smoothlr-D1-005", "smoothlr-D1-001", "smoothlr-D1-00"])
+    line = next(n for n, text in enumerate((repo / "config.py").read_text().splitlines(), 1)
+                if "smoothlr-D1-005" in text)
+    assert where == {"smoothlr-D1-005": f"config.py:{line}"}
+
+
+def test_checkers_by_name() -> None:
+    assert {"alignment", "offline"} <= set(CHECKERS)
+    only = get_checker("offline")(PAPER, DEMO / "repos" / "drifted", ["smoothlr-D1-002"])
+    assert [r.id for r in only] == ["smoothlr-D1-002"] and not only[0].passed
+    with pytest.raises(UnknownChecker, match="known: alignment, offline"):
+        get_checker("nope")
