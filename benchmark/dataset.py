@@ -51,9 +51,18 @@ def parse_dimension(value: Any, where: str) -> Dimension:
     return alias
 
 
-def read_json(path: Path) -> Any:
+#: The largest claim file read (the release's largest is 47 KB): a bigger one is refused
+#: before it is read, rather than scored for hours.
+MAX_JSON_BYTES = 16 << 20
+
+
+def read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> Any:
     """Parse a JSON file, turning every way it can be unreadable into a one-line DatasetError."""
     try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise DatasetError(f"{path}: {size / (1 << 20):.0f} MB is too large "
+                               f"(at most {max_bytes >> 20} MB)")
         raw = path.read_bytes()
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from exc
@@ -67,6 +76,8 @@ def read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    except RecursionError:
+        raise DatasetError(f"{path}: invalid JSON: nested too deeply") from None
 
 
 def _raw_claims(data: Any, path: Path) -> Iterator[tuple[Dimension | None, Any, str]]:
@@ -136,7 +147,7 @@ def _read_title(paper_dir: Path, data: Any) -> str:
     if config.is_file():
         try:
             meta = yaml.safe_load(config.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
             first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise DatasetError(f"{config}: invalid YAML: {first_line}") from exc
         if isinstance(meta, dict) and meta.get("title"):
