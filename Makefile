@@ -7,7 +7,7 @@ VENV_PYTHON := $(VENV)/bin/python
 PIP := $(VENV_PYTHON) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: install install-dev system-deps demo test lint bench clean
+.PHONY: install install-dev system-deps sandbox-deps demo test lint bench clean
 
 $(VENV_PYTHON):
 	@$(PYTHON) -c "import venv, ensurepip" 2>/dev/null || { \
@@ -29,8 +29,17 @@ system-deps:
 	@command -v chromium >/dev/null && command -v bwrap >/dev/null && command -v debootstrap >/dev/null \
 	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium bubblewrap debootstrap >/dev/null)
 
-demo: install
+# The scoring demo, then the alignment-first scaffold at work with a scripted model; the agent
+# runs its code in a sandbox, so bubblewrap is installed first where it is missing (as root).
+demo: install sandbox-deps
 	$(VENV)/bin/sabench demo
+	$(VENV)/bin/sabench demo --agent
+
+sandbox-deps:
+	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] \
+	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null)
+	@command -v bwrap >/dev/null || docker info >/dev/null 2>&1 \
+	  || echo "note: the agent demo needs a sandbox: install bubblewrap (apt-get install bubblewrap)"
 
 # The docker suites need the offline sandbox image: built when missing (reused by its recipe
 # hash otherwise); without a Docker engine or root the build is skipped and so are they.

@@ -170,18 +170,20 @@ def check(
     repo: Annotated[Path, typer.Argument(help="The repository to check.")],
     paper: Annotated[str, typer.Option("--paper", help="Paper id.")],
     papers: Annotated[Path, typer.Option("--papers", help="The dataset's papers folder.")],
-    checker: Annotated[str, typer.Option("--checker", help="A registered checker.")]
-    = "offline",
+    checker: Annotated[str, typer.Option("--checker", help="A registered checker: alignment "
+                                         "(the scaffold's check step) or offline.")]
+    = "alignment",
     as_json: JsonOption = False,
 ) -> None:
-    """Check every claim of a paper against a repository: pass or fail, with reasons."""
+    """The alignment-first scaffold's check step alone: every claim of a paper against a
+    repository, pass or fail, with reasons and evidence."""
     from sabench.benchmark.scoring import paper_spec
-    from sabench.verifiers.alignment import CHECKERS
+    from sabench.scaffolds.alignment_check import CHECKERS
     from sabench.verifiers.judge import check_repository
 
     if checker not in CHECKERS:
         raise typer.BadParameter(f"unknown checker {checker!r} (known: {', '.join(CHECKERS)})")
-    results = CHECKERS[checker](paper_spec(papers, paper), check_repository(repo))
+    results = CHECKERS[checker](paper_spec(papers, paper), check_repository(repo), None)
     passed = sum(r.passed for r in results)
     if as_json:
         sys.stdout.write(json.dumps({
@@ -201,8 +203,9 @@ def drift_test(
     sample: Annotated[int | None, typer.Option("--sample", min=1,
                                                help="At most this many injections.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed of the draw.")] = 0,
-    checker: Annotated[str, typer.Option("--checker", help="A registered checker.")]
-    = "offline",
+    checker: Annotated[str, typer.Option("--checker", help="A registered checker: alignment "
+                                         "(the scaffold's check step) or offline.")]
+    = "alignment",
     as_json: JsonOption = False,
 ) -> None:
     """Inject one drift at a time into implemented claims and count what the check detects."""

@@ -64,12 +64,25 @@ def demo(
     judge: Annotated[str | None, typer.Option(
         help="offline or keyword (default: the offline judge if available, else keyword).")]
     = None,
+    agent: Annotated[bool, typer.Option(
+        "--agent", help="Instead: run the alignment-first scaffold on the example paper with a "
+        "scripted model (no key) into OUT/agent and show each claim's verdict per check round.")]
+    = False,
+    backend: Annotated[str | None, typer.Option(
+        "--backend", help="With --agent: the sandbox backend, local or docker (default: the "
+        "first available).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
 ) -> None:
     """Score the bundled example paper's faithful and drifted reproductions (no network, no key,
-    no docker) and write their score files and the HTML report."""
+    no docker) and write their score files and the HTML report; with --agent, watch the
+    alignment-first scaffold reproduce it."""
     from sabench.benchmark.demo_run import run_demo
 
+    if agent:
+        agent_demo(out / "agent", backend, as_json)
+        return
+    if backend is not None:
+        raise typer.BadParameter("--backend goes with --agent", param_hint="--backend")
     result = run_demo(out, judge)
     if as_json:
         typer.echo(json.dumps(summary(result), indent=1))
@@ -83,6 +96,57 @@ def demo(
         console.print(f"HTML report: {result.report_html}", highlight=False)
     else:
         console.print(f"HTML report: not written — {result.report_note}", highlight=False)
+
+
+def agent_demo(out: Path, backend: str | None, as_json: bool) -> None:
+    from sabench.benchmark.demo_agent import claim_rows, run_agent_demo
+
+    result = run_agent_demo(out, backend)
+    alignment = result.alignment
+    if as_json:
+        typer.echo(json.dumps({
+            "model": result.model_spec, "scripted": True, "backend": result.backend,
+            "out": str(result.out), "status": result.record.get("status"),
+            "stop_reason": alignment.get("stop_reason"), "rounds": alignment.get("rounds"),
+            "passing_per_check": alignment.get("passing_per_check"),
+            "score": result.record.get("overall_score"),
+            "report_html": str(result.report_html) if result.report_html else None,
+            "claims": claim_rows(alignment)}, indent=1))
+        return
+    console.print("model: SCRIPTED — the demo's written replies (benchmark/demo/replies.yaml), "
+                  "not a language model; the graph, sandbox, check and repair are real "
+                  f"(sandbox: {result.backend})", highlight=False)
+    console.print(verdict_table(claim_rows(alignment)))
+    passing = alignment.get("passing_per_check") or []
+    console.print(f"stopped: {alignment.get('stop_reason')} after {alignment.get('rounds')} "
+                  f"repair round(s); claims passing per check: "
+                  f"{' -> '.join(str(n) for n in passing)} of {len(alignment.get('claims') or [])}",
+                  highlight=False)
+    score = _cell(result.record.get("overall_score"))
+    console.print(f"offline score of the final repository: {score} (the official judge's "
+                  "strict scale, as in `sabench demo`)", highlight=False)
+    console.print(f"repository: {result.out / 'runs' / result.config / 'smoothlr' / 'repo'}",
+                  highlight=False)
+    if result.report_html is not None:
+        console.print(f"HTML report: {result.report_html} (the run page shows every claim's "
+                      "verdict per check)", highlight=False)
+
+
+def verdict_table(rows: list[dict]) -> Table:
+    """Each claim's verdict at each check, and why a check failed it."""
+    checks = max((len(r["verdicts"]) for r in rows), default=0)
+    table = Table(title="alignment-first on SmoothLR: each claim at each check")
+    table.add_column("claim")
+    for number in range(1, checks + 1):
+        table.add_column(f"check {number}", justify="center")
+    table.add_column("code")
+    table.add_column("why a check failed it")
+    for row in rows:
+        marks = ["pass" if v else "[bold red]FAIL[/]" for v in row["verdicts"]]
+        marks += [""] * (checks - len(marks))
+        why = next((r for r in row["failed_because"] if r), [])
+        table.add_row(row["id"], *marks, row["location"], "; ".join(why)[:90])
+    return table
 
 
 def register(app: typer.Typer) -> None:

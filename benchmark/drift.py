@@ -32,7 +32,8 @@ from typing import Any
 
 from sabench.benchmark.dataset import load_paper
 from sabench.benchmark.scoring import read_runs_root
-from sabench.verifiers.alignment import CHECKERS, ClaimResult
+from sabench.scaffolds.alignment_check import CHECKERS
+from sabench.verifiers.alignment import ClaimResult
 from sabench.verifiers.spec import Claim, PaperSpec
 
 OFFICIAL_PASS = 0.5
@@ -232,7 +233,7 @@ def candidates(runs_root: Path, papers: Path) -> Iterator[tuple[str, PaperSpec, 
 
 
 def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed: int = 0,
-               checker: str = "offline",
+               checker: str = "alignment",
                progress: Callable[[Outcome], None] | None = None) -> dict[str, Any]:
     """Inject one drift per chosen claim and report detection and false alarms."""
     rng = random.Random(seed)
@@ -251,7 +252,7 @@ def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed
         if sample is not None and len(outcomes) >= sample:
             break
         if name not in baselines:
-            baselines[name] = {r.id: r for r in check(spec, repo)}
+            baselines[name] = {r.id: r for r in check(spec, repo, None)}
         if not baselines[name][cid].passed:
             continue
         outcome = inject_and_check(name, spec, repo, sites, cid, baselines[name], check, rng)
@@ -273,7 +274,7 @@ def inject_and_check(name: str, spec: PaperSpec, repo: Path, sites: dict[str, Si
         shutil.copytree(repo, copy, symlinks=True)
         for kind, inject in kinds:
             if inject(copy, site, rng):
-                after = {r.id: r for r in check(spec, copy)}
+                after = {r.id: r for r in check(spec, copy, None)}
                 untouched = [o for o, s in sites.items() if o != cid and not s.touches(site)]
                 alarms = sum(after[o].passed != before[o].passed for o in untouched)
                 flagged = not after[cid].passed

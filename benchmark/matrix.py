@@ -4,7 +4,7 @@ A spec is a YAML file (see `examples/sa-bench.yaml` and `examples/demo-matrix.ya
 
     name: demo                      # names the checkpoint threads; letters, digits, . _ -
     models:                         # spec strings, or entries with a name, base URL, price
-      - scripted:demo-replies.yaml
+      - scripted:../benchmark/demo/replies.yaml
       - {spec: "openai-compatible:deepseek-v4-pro", name: deepseek, base_url:
          "https://api.deepseek.com", api_key_env: DEEPSEEK_API_KEY, price: {input: 1.74,
          cached_input: 0.145, output: 3.48}}

@@ -275,9 +275,12 @@ def alignment_history(run_dir: Path) -> dict[str, Any] | None:
 
 def claim_history(claim: dict[str, Any]) -> dict[str, Any]:
     passed = claim.get("passed_per_round") or []
+    why = claim.get("failed_because_per_round") or []
     return {"id": str(claim.get("id", "")), "text": str(claim.get("text") or ""),
             "dimension": str(claim.get("dimension") or ""),
-            "rounds": [bool(p) for p in passed if isinstance(p, bool | int)]}
+            "location": str(claim.get("location") or ""),
+            "rounds": [bool(p) for p in passed if isinstance(p, bool | int)],
+            "why": ["; ".join(str(r) for r in w) if isinstance(w, list) else "" for w in why]}
 
 
 def summarize_trace(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:

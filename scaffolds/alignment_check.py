@@ -41,15 +41,16 @@ LEVELS = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
 THRESHOLDS: dict[str, float] = {"D1": 0.21, "D2": 0.21, "D3": 0.24, "D4": 0.25}
 RULES = ("values", "stub", "docs_only", "entities", "operations", "order")
 
-Checker = Callable[[PaperSpec, Path, Collection[str]], list[ClaimResult]]
+#: A checker: (paper, repository, ids of the claims to check or None for all) -> results.
+Checker = Callable[[PaperSpec, Path, Collection[str] | None], list[ClaimResult]]
 
 
 def verifier_checker(name: str) -> Checker:
     """A checker of `sabench.verifiers.alignment`, restricted to a batch of claims."""
 
-    def check(spec: PaperSpec, repo: Path, ids: Collection[str]) -> list[ClaimResult]:
-        wanted = set(ids)
-        return [r for r in VERIFIER_CHECKERS[name](spec, repo) if r.id in wanted]
+    def check(spec: PaperSpec, repo: Path, ids: Collection[str] | None) -> list[ClaimResult]:
+        results = VERIFIER_CHECKERS[name](spec, repo)
+        return results if ids is None else [r for r in results if r.id in set(ids)]
 
     return check
 

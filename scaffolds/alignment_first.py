@@ -79,6 +79,7 @@ class AlignmentState(RunState, total=False):
     checked: Annotated[dict[str, dict[str, Any]], merge]
     smoke: Annotated[dict[str, Any], last_value]
     history: Annotated[dict[str, list[bool]], merge]
+    failures: Annotated[dict[str, list[list[str]]], merge]  # why each check failed a claim
     failing: Annotated[list[dict[str, Any]], last_value]
     open_items: Annotated[list[int], operator.add]
     passing: Annotated[list[int], operator.add]
@@ -373,8 +374,12 @@ def round_update(state: AlignmentState, failing: list[dict[str, Any]]) -> dict[s
     ids = {f["id"] for f in failing}
     history = {c["id"]: [*(state.get("history") or {}).get(c["id"], []), c["id"] not in ids]
                for c in claims}
+    why = {f["id"]: f["reasons"] for f in failing}
+    failures = {c["id"]: [*(state.get("failures") or {}).get(c["id"], []), why.get(c["id"], [])]
+                for c in claims}
     passing = sum(c["id"] not in ids for c in claims)
-    return {"failing": failing, "history": history, "passing": [passing],
+    return {"failing": failing, "history": history, "failures": failures,
+            "passing": [passing],
             "open_items": [len(failing)],
             "trace": [{"node": "triage", "kind": "round", "round": int(state.get("rounds") or 0),
                        "claims": len(claims), "passing": passing, "failing": len(failing)}]}
@@ -497,6 +502,7 @@ def locations(context: RunContext, state: AlignmentState) -> dict[str, str]:
 def write_report(context: RunContext, state: AlignmentState, options: dict[str, Any],
                  reason: str | None, where: dict[str, str]) -> None:
     history = state.get("history") or {}
+    failures = state.get("failures") or {}
     checked = state.get("checked") or {}
     report = {
         "oracle_claims": bool(options["oracle"]), "checker": options["checker"],
@@ -507,6 +513,7 @@ def write_report(context: RunContext, state: AlignmentState, options: dict[str, 
         "smoke": state.get("smoke") or {},
         "claims": [{**c, "location": where.get(c["id"], ""),
                     "passed_per_round": history.get(c["id"], []),
+                    "failed_because_per_round": failures.get(c["id"], []),
                     "reasons": (checked.get(c["id"]) or {}).get("reasons") or [],
                     "evidence": (checked.get(c["id"]) or {}).get("evidence") or []}
                    for c in state.get("claims") or []]}

@@ -13,6 +13,7 @@ from sabench.benchmark.matrix import MatrixError, load_matrix
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
+REPLIES = REPO / "benchmark" / "demo" / "replies.yaml"
 DEMO_PAPERS = REPO / "benchmark" / "demo" / "papers"
 
 
@@ -26,7 +27,7 @@ def test_the_demo_spec_resolves_its_paths_against_its_folder() -> None:
     matrix = load_matrix(EXAMPLES / "demo-matrix.yaml")
     assert matrix.dataset == DEMO_PAPERS and matrix.paper_ids == ("smoothlr",)
     model = matrix.spec.models[0]
-    assert model.spec == f"scripted:{EXAMPLES / 'demo-replies.yaml'}"
+    assert model.spec == f"scripted:{REPLIES}"
     configs = matrix.configs()
     assert all(name.startswith("scripted_") and name.endswith(("_r1", "_r2")) for name in configs)
     assert {c["seed"] for c in configs.values()} == {1, 2}

@@ -27,6 +27,7 @@ from tests.sandbox.conftest import require_backend
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
+REPLIES = REPO / "benchmark" / "demo" / "replies.yaml"
 DEMO = REPO / "benchmark" / "demo"
 FAITHFUL = DEMO / "repos" / "faithful"
 
@@ -44,7 +45,7 @@ def demo_spec(tmp_path: Path, **changes: Any) -> Path:
     is 2 scaffolds × 1 paper × 2 repeats either way.
     """
     data = yaml.safe_load((EXAMPLES / "demo-matrix.yaml").read_text())
-    data["models"][0]["spec"] = f"scripted:{EXAMPLES / 'demo-replies.yaml'}"
+    data["models"][0]["spec"] = f"scripted:{REPLIES}"
     data["papers"]["dataset"] = str(DEMO / "papers")
     if len(data["scaffolds"]) < 2:
         data["scaffolds"].append({"name": "basic", "label": "basic-b",

@@ -156,8 +156,11 @@ def test_the_alignment_first_page_shows_each_claims_history(
     rows = {row[0]: row[2:] for row in opened.table("alignment-history")}
     assert set(rows) == {c["id"] for c in alignment["claims"]}
     for claim in alignment["claims"]:
-        shown = rows[claim["id"]][:len(claim["passed_per_round"])]
+        checks = len(claim["passed_per_round"])
+        shown = [cell.split("\n")[0][:4] for cell in rows[claim["id"]][:checks]]
         assert shown == ["pass" if p else "fail" for p in claim["passed_per_round"]]
-    # The demo's drifted weight decay: flagged at the first check, repaired after.
-    assert rows["smoothlr-D1-002"][:2] == ["fail", "pass"]
+        assert rows[claim["id"]][checks] == claim["location"]
+    # The demo's drifted weight decay: flagged at the first check, with the reason, repaired after.
+    first, second = rows["smoothlr-D1-002"][:2]
+    assert first.startswith("fail") and "5e-4" in first and second == "pass"
     opened.page.close()

@@ -31,7 +31,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO = REPO_ROOT / "benchmark" / "demo"
-REPLIES = REPO_ROOT / "examples" / "demo-replies.yaml"
+REPLIES = DEMO / "replies.yaml"
 PAPER = "smoothlr"
 CONFIG = "hostile_basic"
 #: Written only outside the given folders: it must never appear in what a command prints.

@@ -34,12 +34,13 @@ from sabench.benchmark.matrix import load_matrix
 from sabench.benchmark.runner import LocalExecutor, RayExecutor, run_matrix
 
 EXAMPLES = REPO_ROOT / "examples"
+REPLIES = REPO_ROOT / "benchmark" / "demo" / "replies.yaml"
 DEMO_PAPERS = REPO_ROOT / "benchmark" / "demo" / "papers"
 
 
 def spec_file(folder: Path, **changes: Any) -> Path:
     data = yaml.safe_load((EXAMPLES / "demo-matrix.yaml").read_text())
-    data["models"][0]["spec"] = f"scripted:{EXAMPLES / 'demo-replies.yaml'}"
+    data["models"][0]["spec"] = f"scripted:{REPLIES}"
     data["papers"]["dataset"] = str(DEMO_PAPERS)
     data.update(changes)
     path = folder / f"spec-{len(list(folder.iterdir()))}.yaml"
