@@ -19,11 +19,13 @@ whose official evidence lines were touched, whose verdict crosses the pass thres
 from __future__ import annotations
 
 import ast
+import io
 import json
 import random
 import re
 import shutil
 import tempfile
+import tokenize
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -85,17 +87,52 @@ def write_lines(repo: Path, rel: str, lines: list[str]) -> None:
 
 
 def drift_value(repo: Path, site: Site, rng: random.Random) -> bool:
-    """A number stated by the claim, where it appears in the evidence, multiplied by ten."""
+    """A number stated by the claim, where the evidence's code (not a comment or a string)
+    sets it, multiplied by ten: a drift of what runs, not of what the code says about it."""
     stated = set(NUMBER.findall(site.claim.text))
     for rel, start, end in site.ranges:
         lines = lines_of(repo, rel)
+        code = code_spans(rel, lines)
         for i in range(start - 1, min(end, len(lines))):
-            for number in NUMBER.findall(lines[i]):
+            for found in NUMBER.finditer(lines[i]):
+                number = found.group(1)
+                if not in_code(code, i, found.start(1)):
+                    continue
                 if number in stated or _same_value(number, stated):
-                    lines[i] = lines[i].replace(number, _tenfold(number), 1)
+                    lines[i] = lines[i][:found.start(1)] + _tenfold(number) + \
+                        lines[i][found.end(1):]
                     write_lines(repo, rel, lines)
                     return True
     return False
+
+
+#: Per line (0-based), the column ranges that are comments or strings: no drift goes there.
+Spans = dict[int, list[tuple[int, int]]]
+
+
+def code_spans(rel: str, lines: list[str]) -> Spans | None:
+    """Comment and string spans of a Python file (None when it does not tokenize), or the
+    comments of a configuration file (`#` to the end of the line)."""
+    if not rel.endswith(".py"):
+        return {i: [(line.index("#"), len(line))] for i, line in enumerate(lines)
+                if "#" in line and not rel.endswith(".json")}
+    spans: Spans = defaultdict(list)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO("".join(lines)).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    for token in tokens:
+        if token.type not in (tokenize.COMMENT, tokenize.STRING):
+            continue
+        (row, col), (end_row, end_col) = token.start, token.end
+        for line in range(row - 1, end_row):
+            spans[line].append((col if line == row - 1 else 0,
+                                end_col if line == end_row - 1 else 1 << 30))
+    return spans
+
+
+def in_code(spans: Spans | None, line: int, column: int) -> bool:
+    return spans is not None and not any(a <= column < b for a, b in spans.get(line, ()))
 
 
 def _same_value(number: str, stated: set[str]) -> bool:
@@ -144,15 +181,20 @@ OPERATORS = ((" + ", " - "), (" - ", " + "), (" * ", " / "), (" / ", " * "))
 
 
 def drift_operator(repo: Path, site: Site, rng: random.Random) -> bool:
-    """One arithmetic operator in the evidence's code lines swapped."""
+    """One arithmetic operator in the evidence's Python code (not in a comment or a string)
+    swapped."""
     for rel, start, end in site.ranges:
+        if not rel.endswith(".py"):
+            continue
         lines = lines_of(repo, rel)
+        code = code_spans(rel, lines)
         for i in range(start - 1, min(end, len(lines))):
-            if lines[i].lstrip().startswith("#"):
-                continue
             for old, new in OPERATORS:
-                if old in lines[i]:
-                    lines[i] = lines[i].replace(old, new, 1)
+                at = lines[i].find(old)
+                while at >= 0 and not in_code(code, i, at + 1):
+                    at = lines[i].find(old, at + 1)
+                if at >= 0:
+                    lines[i] = lines[i][:at] + new + lines[i][at + len(old):]
                     write_lines(repo, rel, lines)
                     return True
     return False

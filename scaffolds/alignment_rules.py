@@ -85,7 +85,7 @@ def stated_values(text: str) -> list[StatedValue]:
         raw = numbers[0].raw
         before, after = text[max(0, start - 24):start], text[start + len(raw):]
         if _LABEL.search(before) or is_year(numbers[0]) or _OPERATOR_BEFORE.search(before) \
-                or _OPERATOR_AFTER.search(after):
+                or (_OPERATOR_AFTER.search(after) and not closes_assignment(before, after)):
             continue
         trivial = all(is_trivial(n.value) for n in numbers)
         if trivial and (not _ASSIGNED.search(before) or numbers[0].value in (0.0, 1.0)):
@@ -96,6 +96,12 @@ def stated_values(text: str) -> list[StatedValue]:
                                symbol.group(1).lower() if symbol else "",
                                bool(re.match(r"[A-Za-z]", after))))
     return out
+
+
+def closes_assignment(before: str, after: str) -> bool:
+    """`(vocab_size=32000)`: the bracket after the value closes an aside that assigns it, not
+    a formula the value is an operand of."""
+    return bool(re.match(r"\s*\)", after) and re.search(r"[A-Za-z_]\w*\s*[=:]\s*$", before))
 
 
 def is_year(number: Number) -> bool:

@@ -56,6 +56,24 @@ def test_each_injection_changes_only_the_evidence(tmp_path: Path) -> None:
     assert not drift_value(tmp_path, site(tmp_path, "The batch size is 64.", 1, 1), rng)
 
 
+def test_value_and_operator_drifts_change_code_never_comments_or_strings(tmp_path: Path) -> None:
+    rng = random.Random(0)
+    (tmp_path / "m.py").write_text(
+        'def f(x):\n    """Scale by 0.5 - the paper\'s factor."""\n'
+        '    print("x - 0.5")  # 0.5 - 1\n    return x * 0.5 - 1\n')
+    claim = Claim(id="p-D1-001", dimension=Dimension.D1, text="a factor of 0.5", source="")
+    where = Site(claim, (("m.py", 1, 4),))
+    assert drift_value(tmp_path, where, rng)
+    assert drift_operator(tmp_path, where, rng)
+    lines = (tmp_path / "m.py").read_text().splitlines()
+    assert lines[1:3] == ['    """Scale by 0.5 - the paper\'s factor."""',
+                          '    print("x - 0.5")  # 0.5 - 1']
+    assert lines[3] == "    return x * 5 + 1"
+    (tmp_path / "c.yaml").write_text("lr: 0.5  # 0.5 in the paper\n")
+    assert drift_value(tmp_path, Site(claim, (("c.yaml", 1, 1),)), rng)
+    assert (tmp_path / "c.yaml").read_text() == "lr: 5  # 0.5 in the paper\n"
+
+
 @pytest.mark.dataset
 def test_drift_test_on_development_runs(sabench_data: Path, tmp_path: Path) -> None:
     subprocess.run(["sh", str(sabench_data / "unpack.sh"), str(tmp_path)], check=True,

@@ -81,6 +81,14 @@ def test_a_small_round_value_assigned_by_the_claim_is_checked(tmp_path: Path) ->
     assert results(repo)["smoothlr-D1-001"].findings == ["value_conflict"]
 
 
+def test_a_value_assigned_inside_brackets_is_a_stated_value() -> None:
+    from sabench.scaffolds.alignment_rules import stated_values
+
+    aside = stated_values("Data: OpenWebText with the LLaMA-2 tokenizer (vocab_size=32000).")
+    assert [(v.text, v.symbol) for v in aside] == [("32000", "vocab_size")]
+    assert stated_values("the weight is sqrt(1 - 0.5)") == []  # an operand, not a setting
+
+
 def test_a_stub_fails_its_claims_and_names_the_function(tmp_path: Path) -> None:
     repo = broken(tmp_path, "train.py", "    model.w -= lr * weight_decay * model.w\n",
                   "    raise NotImplementedError\n")
