@@ -89,7 +89,7 @@ def write_lines(repo: Path, rel: str, lines: list[str]) -> None:
 def drift_value(repo: Path, site: Site, rng: random.Random) -> bool:
     """A number stated by the claim, where the evidence's code (not a comment or a string)
     sets it, multiplied by ten: a drift of what runs, not of what the code says about it."""
-    stated = set(NUMBER.findall(site.claim.text))
+    stated = claim_values(site.claim.text)
     for rel, start, end in site.ranges:
         lines = lines_of(repo, rel)
         code = code_spans(rel, lines)
@@ -104,6 +104,19 @@ def drift_value(repo: Path, site: Site, rng: random.Random) -> bool:
                     write_lines(repo, rel, lines)
                     return True
     return False
+
+
+#: Numbers of a claim's text that name rather than set something: a model or dataset name
+#: (`LLaMA-2`, `KL-16`) or a label (`Eq. 3`, `Figure 2`, `Stage 1`).
+NAMING = re.compile(r"(?:[A-Za-z]-|(?:eq|eqs|equation|fig|figure|table|section|sec|appendix|"
+                    r"algorithm|alg|stage|phase|step|line|theorem|lemma)\.?\s*\(?)$",
+                    re.IGNORECASE)
+
+
+def claim_values(text: str) -> set[str]:
+    """The numbers a claim states as values (names and labels left out)."""
+    return {m.group(1) for m in NUMBER.finditer(text)
+            if not NAMING.search(text[max(0, m.start() - 12):m.start()])}
 
 
 #: Per line (0-based), the column ranges that are comments or strings: no drift goes there.

@@ -123,6 +123,7 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
         found, bound = rules.value_findings(index, claim, check)
     if "stub" in rules_on:
         found += rules.stub_findings(index, claim, check)
+        found += rules.stub_call_findings(index, claim, check)
     if "docs_only" in rules_on:
         found += rules.docs_findings(index, claim)
     if "entities" in rules_on:

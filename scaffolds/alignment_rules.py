@@ -273,6 +273,46 @@ def stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Fin
     return out[:3]
 
 
+def stub_call_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Finding]:
+    """The code that carries the claim (the functions around its evidence, and its best
+    function) calls a stub about the claim (a word of its name is the claim's) that no
+    function of the same name implements elsewhere: the claim's code delegates its work to
+    something that does nothing."""
+    claim_terms = frozenset(term_set(claim.text)) - _GENERIC
+    stubs = {name: d for name, d in _stub_functions(index).items()
+             if any(covered(t, claim_terms) for t in name_terms(name) - _GENERIC)}
+    if not stubs:
+        return []
+    callers = {d.qualname: d for d in index.functions() if d.qualname == check.function}
+    for e in check.evidence:
+        if e.kind != EvidenceKind.CODE:
+            continue
+        for line in range(e.start_line, e.end_line + 1):
+            owner = index.enclosing(e.file, line)
+            if owner is not None:
+                callers.setdefault(owner.qualname, owner)
+    out = []
+    for caller in callers.values():
+        for name, line in caller.calls:
+            stub = stubs.get(name.rsplit(".", 1)[-1])
+            if stub is not None and stub.qualname != caller.qualname:
+                out.append(Finding("stub", f"{caller.qualname} calls {stub.qualname} at "
+                                           f"{caller.file}:{line}, a stub ({stub.stub})",
+                                   f"{stub.file}:{stub.start}"))
+    return out[:3]
+
+
+def _stub_functions(index: RepoIndex) -> dict[str, Definition]:
+    """Stubs outside tests, by name, that no function of the same name implements."""
+    found = index.cache.get("alignment_stubs")
+    if found is None:
+        implemented = _implemented_names(index)
+        found = index.cache["alignment_stubs"] = {
+            d.name: d for d in index.functions() if d.stub in _REAL_STUBS and
+            d.name not in implemented and index.files[d.file].kind != EvidenceKind.TEST}
+    return found
+
+
 def _implemented_names(index: RepoIndex) -> frozenset[str]:
     found = index.cache.get("alignment_implemented")
     if found is None:

@@ -56,6 +56,13 @@ def test_each_injection_changes_only_the_evidence(tmp_path: Path) -> None:
     assert not drift_value(tmp_path, site(tmp_path, "The batch size is 64.", 1, 1), rng)
 
 
+def test_value_drifts_change_values_not_names_or_labels() -> None:
+    from sabench.benchmark.drift import claim_values
+
+    assert claim_values("LLaMA-2 tokenizer (vocab_size=32000), Eq. 3, Figure 2, Stage 1: "
+                        "lr 3e-4 for 2 epochs") == {"32000", "3e-4", "2"}
+
+
 def test_value_and_operator_drifts_change_code_never_comments_or_strings(tmp_path: Path) -> None:
     rng = random.Random(0)
     (tmp_path / "m.py").write_text(

@@ -217,12 +217,12 @@ def bands(root: Path, papers: Path, calibrations: dict[str, Calibration],
 def drift(root: Path, papers: Path, calibrations: dict[str, Calibration], sample: int,
           seed: int) -> dict:
     from sabench.benchmark import drift as suite
-    from sabench.verifiers.alignment import CHECKERS
+    from sabench.scaffolds.alignment_check import CHECKERS
 
-    # The suite takes a checker by name from the verifiers' registry: the scaffold's checker
-    # is added for this measurement only, with each paper's held-out calibration.
-    CHECKERS["alignment-folds"] = lambda spec, repo: check_alignment(
-        spec, repo, calibration=calibrations[spec.paper_id])
+    # The suite takes a checker by name from the scaffold's registry: the alignment checker
+    # with each paper's held-out calibration is added for this measurement only.
+    CHECKERS["alignment-folds"] = lambda spec, repo, ids: check_alignment(
+        spec, repo, ids, calibration=calibrations[spec.paper_id])
     out = {}
     for name in ("alignment-folds", "offline"):
         started = time.perf_counter()

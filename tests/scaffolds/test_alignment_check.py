@@ -98,6 +98,18 @@ def test_a_stub_fails_its_claims_and_names_the_function(tmp_path: Path) -> None:
     assert result.fix_in[0].startswith("train.py:")
 
 
+def test_code_that_calls_a_stub_about_the_claim_fails(tmp_path: Path) -> None:
+    repo = broken(tmp_path, "model.py", "    return lr_min + 0.5 * (lr_max - lr_min) * "
+                  "(1.0 + np.cos(np.pi * epoch / total_epochs))", "    raise NotImplementedError")
+    checked = results(repo)
+    # The epoch order names the cosine schedule, and train() calls the stub to get it.
+    order = checked["smoothlr-D4-003"]
+    assert not order.passed and "stub" in order.findings
+    assert any("calls cosine_lr" in reason for reason in order.reasons)
+    # A claim whose code calls the stub but says nothing of a schedule is not failed by it.
+    assert checked["smoothlr-D1-002"].passed
+
+
 def test_an_abstract_method_implemented_elsewhere_is_no_stub(tmp_path: Path) -> None:
     repo = broken(tmp_path, "train.py", "\n\ndef decoupled_weight_decay(", '''
 
