@@ -22,12 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from sabench.scaffolds import alignment_formulas as formulas
 from sabench.scaffolds import alignment_rules as rules
 from sabench.verifiers.alignment import CHECKERS as VERIFIER_CHECKERS
 from sabench.verifiers.alignment import ClaimResult, problems
 from sabench.verifiers.checks import ClaimCheck, check_claim
 from sabench.verifiers.index import RepoIndex, cycle_collection_paused
-from sabench.verifiers.judge import check_repository
+from sabench.verifiers.judge import Judge, check_repository
 from sabench.verifiers.offline import Calibration, OfflineJudge, claim_features
 from sabench.verifiers.shown import PaperTerms
 from sabench.verifiers.spec import Claim, Dimension, PaperSpec
@@ -130,24 +131,62 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
         found += rules.entity_findings(check)
     if "operations" in rules_on:
         found += rules.operation_findings(index, claim)
+        found += [rules.Finding("operations", reason, where)
+                  for reason, where in formulas.operator_findings(index, claim, check)]
     if "order" in rules_on:
         found += rules.order_findings(index, claim)
     return found, bound
 
 
-#: Checkers by name: a new one is a function and one line here.
+#: Checkers by name: a new one is a function and one line here. `judge` (the run's own judge
+#: inside the loop, an ablation) is built per run by `judge_checker`.
 CHECKERS: dict[str, Checker] = {"alignment": check_alignment,
                                 "offline": verifier_checker("offline")}
+JUDGE_CHECKER = "judge"
 
 
 class UnknownChecker(ValueError):
     """A checker name that is not registered (one line)."""
 
 
-def get_checker(name: str) -> Checker:
+def get_checker(name: str, judge: Judge | None = None, threshold: float = 0.5) -> Checker:
+    """The checker registered as `name`; `judge` makes one of the run's judge (`judge`)."""
+    if name == JUDGE_CHECKER:
+        if judge is None:
+            raise UnknownChecker("checker 'judge' needs the run's judge (--judge), and this run "
+                                 "has none")
+        return judge_checker(judge, threshold)
     if name not in CHECKERS:
-        raise UnknownChecker(f"unknown checker {name!r} (known: {', '.join(CHECKERS)})")
+        known = ", ".join([*CHECKERS, JUDGE_CHECKER])
+        raise UnknownChecker(f"unknown checker {name!r} (known: {known})")
     return CHECKERS[name]
+
+
+def judge_checker(judge: Judge, threshold: float) -> Checker:
+    """The judge as the check step: a claim passes when the judge scores it at least
+    `threshold`; the judge's reasoning is the reason, its evidence the evidence. A judgement
+    that failed fails the claim with the judge's error as the reason (never a silent pass)."""
+
+    def check(spec: PaperSpec, repo: Path, ids: Collection[str] | None) -> list[ClaimResult]:
+        wanted = None if ids is None else set(ids)
+        batch = spec if wanted is None else spec.model_copy(
+            update={"claims": tuple(c for c in spec.claims if c.id in wanted)})
+        results = []
+        for dimension, verdict in judge.score(batch, repo).verdicts():
+            failed = verdict.score is None
+            reasons = [f"the judge failed: {verdict.error}"] if failed else (
+                [] if verdict.score >= threshold else
+                [f"the judge scores it {verdict.score:g} (< {threshold:g}): "
+                 f"{verdict.judge_reasoning}".strip()])
+            results.append(ClaimResult(
+                id=verdict.id, dimension=dimension,
+                passed=not failed and verdict.score >= threshold,
+                expected_score=verdict.expected_score if verdict.expected_score is not None
+                else verdict.score or 0.0, reasons=reasons,
+                evidence=list(verdict.evidence_refs)))
+        return results
+
+    return check
 
 
 _SKIP = {".git", "__pycache__", ".venv", "node_modules"}

@@ -24,9 +24,10 @@ repair, as one LangGraph graph.
 * Finalize: a claim -> code table (claim, dimension, file:line, last check) in README.md and
   `alignment_report.json` (each claim's verdict per round, the last findings, the smoke run).
 
-Options (`--option KEY=VALUE`): `oracle`, `max_rounds` (3), `checker` (`alignment`), `repair`
-(false: no repair rounds), `repair_strategy` (`edits`), `smoke` (false: no smoke run),
-`smoke_timeout` (120 s), `section_chars`, `max_tokens`.
+Options (`--option KEY=VALUE`): `oracle`, `max_rounds` (3), `checker` (`alignment`, `offline`,
+or `judge`: the run's own judge, `--judge`, inside the loop, passing a claim it scores at least
+`judge_threshold`, 0.5), `repair` (false: no repair rounds), `repair_strategy` (`edits`),
+`smoke` (false: no smoke run), `smoke_timeout` (120 s), `section_chars`, `max_tokens`.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from sabench.agent.state import OK, STOPPED, RunState, ScaffoldInput, add_number
 from sabench.agent.tools import ToolError, WorkspaceTools
 from sabench.agent.workspace import SUBMISSION_DIR
 from sabench.scaffolds import alignment_prompts as prompts
-from sabench.scaffolds.alignment_check import claim_locations, get_checker
+from sabench.scaffolds.alignment_check import JUDGE_CHECKER, claim_locations, get_checker
 from sabench.scaffolds.alignment_repair import get_repair, json_object
 from sabench.scaffolds.alignment_smoke import smoke_run
 from sabench.scaffolds.papercoder_parse import PlanParseError, first_fence, paper_document
@@ -59,7 +60,8 @@ from sabench.verifiers.spec import Claim, Dimension, PaperSpec
 
 DEFAULTS: dict[str, Any] = {"oracle": False, "max_rounds": 3, "checker": "alignment",
                             "repair": True, "repair_strategy": "edits", "smoke": True,
-                            "smoke_timeout": 120.0, "section_chars": 12_000,
+                            "smoke_timeout": 120.0, "judge_threshold": 0.5,
+                            "section_chars": 12_000,
                             "max_tokens": 8_192}
 ENTRY, CONFIG, REPORT = "main.py", "config.yaml", "alignment_report.json"
 SMOKE_ITEM = "smoke run"
@@ -117,7 +119,7 @@ def start(state: AlignmentState, runtime: Runtime[RunContext]) -> dict[str, Any]
     """Check the options; the oracle ablation takes the gold claims."""
     context = runtime.context
     options = options_of(context)
-    get_checker(options["checker"])
+    checker_of(context)
     get_repair(options["repair_strategy"])
     if state.get("claims"):
         return {}
@@ -319,12 +321,18 @@ def check_batch(packet: dict[str, Any], runtime: Runtime[RunContext]) -> dict[st
     spec = ledger_spec(context.paper, packet["claims"])
     repo = Path(context.workspace.mirror)
     repo.mkdir(parents=True, exist_ok=True)
-    results = get_checker(options_of(context)["checker"])(spec, repo, packet["ids"])
+    results = checker_of(context)(spec, repo, packet["ids"])
     seconds = time.perf_counter() - started
     return {"checked": {r.id: r.model_dump(mode="json") for r in results},
             "elapsed_s": seconds,
             "trace": [{"node": "check_batch", "kind": "check", "seconds": round(seconds, 4),
                        "claims": len(results), "failing": sum(not r.passed for r in results)}]}
+
+
+def checker_of(context: RunContext) -> Any:
+    """The run's checker: a registered one, or `judge`, the run's own judge in the loop."""
+    options = options_of(context)
+    return get_checker(options["checker"], context.judge, float(options["judge_threshold"]))
 
 
 def ledger_spec(paper: PaperSpec, claims: list[dict[str, str]]) -> PaperSpec:
@@ -549,7 +557,8 @@ class AlignmentFirst:
 
     def build(self, options: dict[str, Any] | None = None) -> CompiledStateGraph:
         merged = {**DEFAULTS, **(options or {})}
-        get_checker(merged["checker"])  # an unknown name fails before the run starts
+        if merged["checker"] != JUDGE_CHECKER:  # the judge comes with the run's context
+            get_checker(merged["checker"])  # an unknown name fails before the run starts
         get_repair(merged["repair_strategy"])
         graph = StateGraph(AlignmentState, context_schema=RunContext,
                            input_schema=ScaffoldInput)

@@ -245,6 +245,52 @@ def test_the_rewrite_strategy_replaces_the_file(model_server: LoopbackModelServe
     assert report_of(tmp_path / "run")["repair_strategy"] == "rewrite"
 
 
+def test_the_runs_llm_judge_as_the_checker(model_server: LoopbackModelServer,
+                                           tmp_path: Path) -> None:
+    """`checker=judge`: the run's judge (an LLM judge over the same loopback server) decides
+    each claim; its first verdict on the weight decay is low, its later ones are not."""
+    from sabench.verifiers import llm_judge_prompt
+
+    scaffold = scripted()
+    judged: dict[str, int] = {}
+
+    def respond(request: Request) -> Reply:
+        if request.body["messages"][0]["content"].strip() != llm_judge_prompt.SYSTEM.strip():
+            return scaffold(request)
+        ids = re.findall(r"^## Claim (\S+)$", request_text(request), re.M)
+        verdicts = []
+        for cid in ids:
+            judged[cid] = judged.get(cid, 0) + 1
+            low = cid.endswith("-D1-002") and judged[cid] == 1
+            verdicts.append({"id": cid, "score": 0.25 if low else 1.0, "evidence_refs": [],
+                             "reasoning": "the decay is 5e-3" if low else "as the paper says"})
+        return Reply(text=json.dumps({"verdicts": verdicts}))
+
+    model_server.responder = respond
+    record = reproduce(RunRequest(
+        paper_dir=PAPER_DIR, scaffold="alignment-first", model="openai-compatible:af-model",
+        out=tmp_path / "run", backend="local", base_url=model_server.openai_url,
+        judge="llm:openai-compatible:judge-model", options={"checker": "judge"}))
+    report = report_of(tmp_path / "run")
+    assert report["checker"] == "judge" and record["status"] == "ok"
+    decay = next(c for c in report["claims"] if c["id"].endswith("-D1-002"))
+    assert decay["passed_per_round"] == [False, True]
+    assert any("the judge scores it 0.25" in r and "5e-3" in r
+               for r in decay["failed_because_per_round"][0])
+    others = [c for c in report["claims"] if c is not decay]
+    assert others and all(c["passed_per_round"] == [True, True] for c in others)
+    assert judged and "repair" in [stage_of(r) for r in model_server.requests]
+
+
+def test_the_judge_checker_needs_a_judge(model_server: LoopbackModelServer,
+                                         tmp_path: Path) -> None:
+    from sabench.benchmark.reproduce import RunFailed
+
+    model_server.responder = scripted()
+    with pytest.raises(RunFailed, match="checker 'judge' needs the run's judge"):
+        run(model_server, tmp_path / "run", checker="judge")
+
+
 def test_unknown_checker_or_repair_names_fail_before_the_run() -> None:
     from sabench.scaffolds.alignment_check import UnknownChecker
     from sabench.scaffolds.alignment_first import AlignmentFirst
