@@ -1,19 +1,23 @@
-"""The alignment check's formula rule: the claim's elementary operations, operand by operand.
+"""The alignment check's formula rule: the claim's sums and products, term by term.
 
-A formula claim such as `mu_t = t*x_1 + k*(1-t)*x_0` holds elementary operations between two
-atoms (names or numbers): `t * x_1`, `1 - t`. Where the code that carries the claim (its best
-function and the functions around its evidence) combines the same two operands, it should do
-so with the same operation; `1 + t` where the paper says `1 - t`, with no `1 - t` anywhere in
-that code, is a sign or operator error that term-based evidence cannot see. Only operations
-that are whole subexpressions are compared (`b + c` is not one in `a * b + c`), and names are
-matched after dropping case, underscores, braces and backslashes (`x_{1}` is `x1`, `\\alpha_t`
-is `alpha_t`), so a claim written in another notation than the code simply finds no pair.
+A formula claim such as `mu_t = t*x_1 + k*(1-t)*x_0` is a sum of signed terms (`+ t*x_1`,
+`+ k*(1-t)*x_0`), each a product of factors with exponents (`a / b` is `a * b^-1`). Where the
+code that carries the claim (its best function and the functions around its evidence) holds an
+expression with exactly the same terms, it should hold them with the same signs and exponents;
+`t*x1 - k*(1-t)*x0` where the paper adds, with no expression of the same terms and signs in
+that code, is a sign or operator error that term-based evidence cannot see.
+
+Formulas are read with Python's own expression parser after light normalisation (`^` is a
+power, `x_{1}` is `x_1`, Greek letters are spelled out); a claim written in notation it cannot
+read, or whose terms the code names differently, simply finds nothing to compare. Names are
+matched without case, underscores, braces and backslashes (`x_1` is `x1`).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from sabench.verifiers.checks import ClaimCheck
@@ -21,111 +25,202 @@ from sabench.verifiers.index import Definition, RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.types import EvidenceKind
 
-#: The operation a swapped one would be mistaken for: the drift a reader cannot see.
-COUNTERPART = {"+": "-", "-": "+", "*": "/", "/": "*"}
-COMMUTATIVE = {"+", "*"}
-SYMBOLS = {"·": "*", "×": "*", "−": "-", "∗": "*", "⋅": "*"}
 GREEK = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon",
-         "η": "eta", "θ": "theta", "λ": "lambda", "μ": "mu", "σ": "sigma", "τ": "tau",
+         "η": "eta", "θ": "theta", "λ": "lambda_", "μ": "mu", "σ": "sigma", "τ": "tau",
          "φ": "phi", "ω": "omega", "ρ": "rho", "κ": "kappa", "π": "pi", "ϵ": "epsilon"}
-_ATOM = r"\\?[A-Za-z][A-Za-z]*(?:_\{?[A-Za-z0-9]+\}?)?(?:\^\{?[A-Za-z0-9]+\}?)?|\d+(?:\.\d+)?"
-_PAIR = re.compile(rf"(?<![\w\\^.])({_ATOM})\s*([-+*/])\s*({_ATOM})(?![\w.])")
-#: What may stand before a pair's first atom and after its second for the pair to be a whole
-#: subexpression (for + and -, no tighter operator may touch it from either side).
-_OPENS = set("([{=,:|;") | {""}
-_CLOSES_SUM = set(")]},=;|+-") | {""}
-_CLOSES_PRODUCT = _CLOSES_SUM | set("*/")
-#: Words that are prose, not operands, when a claim's text is matched as a formula.
-_PROSE = frozenset({"and", "or", "the", "of", "for", "to", "in", "is", "with", "per", "a", "an",
-                    "from", "at", "by", "on", "as", "vs", "each", "all", "no", "not", "e", "eq"})
+SYMBOLS = {"·": "*", "×": "*", "−": "-", "∗": "*", "⋅": "*", "⊙": "*"}
+#: A formula's right-hand side: after `=` up to a clause break.
+_RHS = re.compile(r"=\s*([^=,;:\n]+?)(?=\s*(?:[,;:\n]|\bwhere\b|\bfor\b|\bwith\b|\.\s|$))")
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+#: A term: its factors (canonical strings) with exponents; the sign is kept beside it.
+Term = tuple[tuple[str, int], ...]
 
 
 @dataclass(frozen=True)
-class Operation:
-    """An operation between two atoms: normalised operands, the operator, where it is."""
+class Shape:
+    """A sum of at least two signed terms, or a product with a division, in canonical form."""
 
-    left: str
-    op: str
-    right: str
+    kind: str  # "sum" or "product"
+    parts: frozenset[tuple[Term, int]]  # (term, sign or exponent)
     text: str
     where: str = ""
 
-    def operands(self) -> tuple[str, str] | frozenset[str]:
-        return frozenset((self.left, self.right)) if self.op in COMMUTATIVE else (
-            self.left, self.right)
+    def key(self) -> frozenset[Term]:
+        """What the shape combines, whatever the signs."""
+        return frozenset(term for term, _ in self.parts)
+
+    def flipped(self) -> frozenset[tuple[Term, int]]:
+        return frozenset((term, -sign) for term, sign in self.parts)
 
 
-def atom(text: str) -> str:
-    """A name or number in one spelling: `x_{1}` -> `x1`, `\\alpha_t` -> `alphat`, `1.0` -> `1`."""
-    try:
-        return f"{float(text):g}"
-    except ValueError:
-        pass
-    for letter, name in GREEK.items():
-        text = text.replace(letter, name)
-    return re.sub(r"[\\{}_^\s]", "", text).lower()
-
-
-def claim_operations(text: str) -> list[Operation]:
-    """The claim's operations between two atoms that are whole subexpressions."""
+def normalise_formula(text: str) -> str:
     for symbol, op in SYMBOLS.items():
         text = text.replace(symbol, op)
     for letter, name in GREEK.items():
         text = text.replace(letter, name)
-    found = []
-    for match in _PAIR.finditer(text):
-        left, op, right = match.groups()
-        before = text[:match.start()].rstrip()[-1:]
-        after = text[match.end():].lstrip()[:1]
-        sum_ = op in "+-"
-        opens, closes = (_OPENS, _CLOSES_SUM) if sum_ else (_OPENS | set("+-"), _CLOSES_PRODUCT)
-        if before not in opens or after not in closes:
+    text = re.sub(r"\\([A-Za-z]+)", r"\1", text)  # \alpha -> alpha
+    text = re.sub(r"_\{([A-Za-z0-9]+)\}", r"_\1", text)  # x_{1} -> x_1
+    text = re.sub(r"\^\{([^{}]+)\}", r"**(\1)", text)
+    return text.replace("^", "**")
+
+
+#: A bracketed group with an operation in it: `(1-alpha_t)` in prose is a formula too.
+_GROUP = re.compile(r"\(([^()]*[-+*/][^()]*)\)")
+
+
+def claim_shapes(text: str) -> list[Shape]:
+    """The sums and divisions of the claim's formulas (right-hand sides of `=`, and bracketed
+    groups) that Python's parser can read."""
+    text = normalise_formula(text)
+    pieces = [m.group(1) for m in _RHS.finditer(text)] + [m.group(1) for m in
+                                                           _GROUP.finditer(text)]
+    found: list[Shape] = []
+    for piece in dict.fromkeys(p.strip() for p in pieces):
+        try:
+            tree = ast.parse(piece, mode="eval")
+        except (SyntaxError, ValueError, RecursionError):
             continue
-        a, b = atom(left), atom(right)
-        if a in _PROSE or b in _PROSE or (_number(a) and _number(b)):
-            continue  # prose ("and/or") or arithmetic between constants
-        found.append(Operation(a, op, b, match.group(0)))
+        found += [s for s in shapes_of(tree.body) if _named(s) and s.parts not in
+                  {f.parts for f in found}]
     return found
+
+
+def _named(shape: Shape) -> bool:
+    """A shape with at least one name in it (arithmetic between constants says nothing)."""
+    return any(not _number(f) for term in shape.key() for f, _ in term)
 
 
 def _number(text: str) -> bool:
     return bool(re.fullmatch(r"-?[\d.]+(?:e[-+]?\d+)?", text))
 
 
-def code_operations(index: RepoIndex, file: str) -> list[Operation]:
-    """Every binary operation between two atoms in a Python file (cached per file)."""
-    cache = index.cache.setdefault("alignment_operations", {})
-    if file not in cache:
-        cache[file] = list(_parse_operations(index, file))
-    return cache[file]
+def shapes_of(node: ast.AST, where: str = "") -> list[Shape]:
+    """Every sum (of two or more terms) and every product with a division under `node`."""
+    out = []
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.BinOp) or type(sub.op) not in _OPS:
+            continue
+        parent_kind = "sum" if isinstance(sub.op, (ast.Add, ast.Sub)) else "product"
+        here = f"{where}:{getattr(sub, 'lineno', 0)}" if where else ""
+        if parent_kind == "sum":
+            parts = [(product(t), s) for t, s in flatten_sum(sub)]
+        else:
+            if not _has_division(sub):
+                continue
+            parts = [(((canonical(f), 1),), e) for f, e in flatten_product(sub)]
+        if any(term is None or None in (f for f, _ in term) for term, _ in parts):
+            continue
+        out.append(Shape(parent_kind, frozenset(parts), _text(sub), here))
+    return _outermost(out)
 
 
-def _parse_operations(index: RepoIndex, file: str):  # noqa: ANN202 - generator of Operation
-    entry = index.files.get(file)
-    if entry is None or entry.lang != "python" or entry.kind == EvidenceKind.TEST:
-        return
-    try:
-        tree = ast.parse("\n".join(entry.lines))
-    except (SyntaxError, ValueError, RecursionError):
-        return
-    ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.BinOp) and type(node.op) in ops:
-            left, right = _code_atom(node.left), _code_atom(node.right)
-            if left and right and not (_number(left) and _number(right)):
-                yield Operation(left, ops[type(node.op)], right, ast.unparse(node)[:80],
-                                f"{file}:{node.lineno}")
+def _outermost(shapes: list[Shape]) -> list[Shape]:
+    """A chain `a + b - c` is one shape, not also its inner `a + b` (ast.walk visits the
+    outer node first, and an inner chain's parts are a subset of the outer's)."""
+    kept: list[Shape] = []
+    for shape in shapes:
+        if not any(k.kind == shape.kind and k.where == shape.where and shape.parts < k.parts
+                   for k in kept):
+            kept.append(shape)
+    return kept
 
 
-def _code_atom(node: ast.AST) -> str:
+def _has_division(node: ast.BinOp) -> bool:
+    return any(e < 0 for _, e in flatten_product(node))
+
+
+def flatten_sum(node: ast.AST, sign: int = 1) -> list[tuple[ast.AST, int]]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        right = -sign if isinstance(node.op, ast.Sub) else sign
+        return flatten_sum(node.left, sign) + flatten_sum(node.right, right)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return flatten_sum(node.operand, -sign)
+    return [(node, sign)]
+
+
+def flatten_product(node: ast.AST, exponent: int = 1) -> list[tuple[ast.AST, int]]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        right = -exponent if isinstance(node.op, ast.Div) else exponent
+        return flatten_product(node.left, exponent) + flatten_product(node.right, right)
+    return [(node, exponent)]
+
+
+def product(node: ast.AST) -> Term | None:
+    """A term of a sum as its factors with exponents, in a canonical order."""
+    factors = Counter()
+    for factor, exponent in flatten_product(node):
+        text = canonical(factor)
+        if text is None:
+            return None
+        factors[text] += exponent
+    return tuple(sorted(factors.items()))
+
+
+def canonical(node: ast.AST) -> str | None:
+    """One spelling of a factor: names and numbers normalised, inner sums signed and sorted;
+    None for what the two sides cannot be compared on (calls, subscripts, ...)."""
     if isinstance(node, ast.Name):
         return atom(node.id)
     if isinstance(node, ast.Attribute):
         return atom(node.attr)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
             not isinstance(node.value, bool):
-        return atom(str(node.value))
-    return ""
+        return f"{float(node.value):g}"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        terms = [(product(t), s) for t, s in flatten_sum(node)]
+        if any(t is None for t, _ in terms):
+            return None
+        return "(" + " ".join(sorted(f"{'+' if s > 0 else '-'}{t}" for t, s in terms)) + ")"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        term = product(node)
+        return None if term is None else str(term)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        base, power = canonical(node.left), canonical(node.right)
+        return None if base is None or power is None else f"{base}^{power}"
+    if isinstance(node, ast.Call) and not node.keywords:
+        name = canonical(node.func)
+        args = [canonical(a) for a in node.args]
+        return None if name is None or None in args else f"{name}({','.join(args)})"
+    return None
+
+
+def atom(name: str) -> str:
+    """`x_1` -> `x1`, `alpha_t` -> `alphat`, `lambda_` -> `lambda`."""
+    return re.sub(r"[_\s]", "", name).lower()
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)[:80]
+    except (ValueError, RecursionError):
+        return "?"
+
+
+def code_shapes(index: RepoIndex, file: str) -> list[Shape]:
+    """Every sum and division of a Python file, with its line (cached per file)."""
+    cache = index.cache.setdefault("alignment_shapes", {})
+    if file not in cache:
+        cache[file] = _parse_shapes(index, file)
+    return cache[file]
+
+
+def _parse_shapes(index: RepoIndex, file: str) -> list[Shape]:
+    entry = index.files.get(file)
+    if entry is None or entry.lang != "python" or entry.kind == EvidenceKind.TEST:
+        return []
+    try:
+        tree = ast.parse("\n".join(entry.lines))
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    shapes = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef,
+                                                               ast.AsyncFunctionDef)):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    shapes += shapes_of(child, file)
+    return shapes
 
 
 def carriers(index: RepoIndex, check: ClaimCheck) -> list[Definition]:
@@ -141,24 +236,23 @@ def carriers(index: RepoIndex, check: ClaimCheck) -> list[Definition]:
     return list(found.values())
 
 
-def operator_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[tuple[str, str]]:
-    """(reason, where) for each operation of the claim that the carrying code performs on the
-    same operands only with the counterpart operator (`1 + t` for the claim's `1 - t`)."""
+def operator_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
+                      ) -> list[tuple[str, str]]:
+    """(reason, where) for each sum or division of the claim that the carrying code holds
+    with the same terms only under other signs or exponents."""
     if claim.dimension != Dimension.D2:
         return []
-    wanted = claim_operations(claim.text)
+    wanted = claim_shapes(claim.text)
     if not wanted:
         return []
-    scope = carriers(index, check)
-    code = [o for d in scope for o in code_operations(index, d.file)
-            if d.start <= int(o.where.rsplit(":", 1)[1]) <= d.end]
+    code = [s for d in carriers(index, check) for s in code_shapes(index, d.file)
+            if d.start <= int(s.where.rsplit(":", 1)[1]) <= d.end]
     out = []
-    for op in wanted:
-        same = [c for c in code if c.operands() == op.operands() and c.op == op.op]
-        swapped = [c for c in code if c.op == COUNTERPART[op.op] and
-                   c.operands() == Operation(op.left, c.op, op.right, "").operands()]
-        if swapped and not same:
-            c = swapped[0]
-            out.append((f"the claim computes {op.text}; the code computes {c.text} at "
-                        f"{c.where}", c.where))
+    for shape in wanted:
+        alike = [c for c in code if c.kind == shape.kind and c.key() == shape.key()]
+        same = [c for c in alike if c.parts in (shape.parts, shape.flipped())]
+        if alike and not same:
+            c = alike[0]
+            out.append((f"the claim computes {shape.text}; the code computes {c.text} at "
+                        f"{c.where}, with other signs", c.where))
     return out

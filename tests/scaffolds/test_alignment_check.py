@@ -129,6 +129,21 @@ def test_an_operation_of_the_formula_that_no_code_computes(tmp_path: Path) -> No
     assert not result.passed and result.findings == ["operations"]
 
 
+def test_a_sign_the_paper_does_not_have_fails_the_formula(tmp_path: Path) -> None:
+    claim = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
+                  text="Interpolation kernel: mu_t = t*x_1 + k*(1-t)*x_0, then noise is added.")
+    paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,)})
+    for sign, fails in (("+", False), ("-", True)):
+        repo = tmp_path / f"repo{sign}"
+        repo.mkdir()
+        (repo / "kernel.py").write_text(
+            "def interpolation_kernel(t, k, x0, x1):\n"
+            f"    mu_t = t * x1 {sign} k * (1 - t) * x0\n    return mu_t\n")
+        result = check_alignment(paper, repo)[0]
+        assert ("operations" in result.findings) is fails, result
+    assert any("other signs" in reason and "kernel.py:2" in reason for reason in result.reasons)
+
+
 def test_steps_that_run_out_of_order(tmp_path: Path) -> None:
     repo = broken(tmp_path, "train.py",
                   "    grad_w, grad_b = loss_gradients(batch_x, probs, targets)\n"
