@@ -24,6 +24,7 @@ from scipy.optimize import minimize
 
 from sabench.benchmark.dataset import load_papers
 from sabench.verifiers.checks import check_claim
+from sabench.verifiers.files import inside, plain_name, read_json
 from sabench.verifiers.index import RepoIndex, cycle_collection_paused
 from sabench.verifiers.judge import check_repository
 from sabench.verifiers.offline import (
@@ -88,24 +89,33 @@ def read_runs(runs_root: Path) -> list[RunRef]:
         RunsIndexError: no readable index, or an entry without config/paper_id.
     """
     index = Path(runs_root) / "runs" / "index.json"
-    try:
-        data = json.loads(index.read_text(encoding="utf-8"))
-        entries = data["runs"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise RunsIndexError(f"{index}: cannot read the runs index: {exc}") from exc
-    runs = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not entry.get("config") or not entry.get("paper_id"):
-            raise RunsIndexError(f"{index}: runs[{i}] needs 'config' and 'paper_id'")
-        config, paper = str(entry["config"]), str(entry["paper_id"])
-        runs.append(RunRef(
-            config=config, paper_id=paper,
-            repo=Path(runs_root) / (entry.get("repo") or f"runs/{config}/{paper}/repo"),
-            official=Path(runs_root) / (entry.get("official_score")
-                                        or f"official_scores/{config}/{paper}.json"),
-            judge_model=str(entry.get("judge_model") or ""),
-            complete=not entry.get("missing_cited_files")))
-    return runs
+    data = read_json(index, RunsIndexError, "cannot read the runs index")
+    if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
+        raise RunsIndexError(f"{index}: cannot read the runs index: expected an object with "
+                             f"a 'runs' list")
+    return [_run_ref(entry, f"{index}: runs[{i}]", Path(runs_root))
+            for i, entry in enumerate(data["runs"])]
+
+
+def _run_ref(entry: Any, where: str, runs_root: Path) -> RunRef:
+    """One entry of the index; its files must lie inside the runs root."""
+    if not isinstance(entry, dict) or not entry.get("config") or not entry.get("paper_id"):
+        raise RunsIndexError(f"{where} needs 'config' and 'paper_id'")
+    config, paper = str(entry["config"]), str(entry["paper_id"])
+    if not (plain_name(config) and plain_name(paper)):
+        raise RunsIndexError(f"{where}: config and paper_id must be plain names, not "
+                             f"{config!r} / {paper!r}")
+    files = {"repo": entry.get("repo") or f"runs/{config}/{paper}/repo",
+             "official_score": (entry.get("official_score")
+                                or f"official_scores/{config}/{paper}.json")}
+    paths = {key: inside(runs_root, str(value)) for key, value in files.items()}
+    for key, path in paths.items():
+        if path is None:
+            raise RunsIndexError(f"{where}.{key} {files[key]!r} leaves the runs root {runs_root}")
+    return RunRef(config=config, paper_id=paper, repo=paths["repo"],
+                  official=paths["official_score"],
+                  judge_model=str(entry.get("judge_model") or ""),
+                  complete=not entry.get("missing_cited_files"))
 
 
 def run_rows(run: RunRef, spec: PaperSpec, k: int = 8) -> RunRows:

@@ -12,7 +12,6 @@ one-line message names the file and the entry.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from sabench.verifiers import files
 from sabench.verifiers.spec import Claim, Dimension, PaperSpec
 
 CLAIMS_FILE = "sau.json"
@@ -58,26 +58,7 @@ MAX_JSON_BYTES = 16 << 20
 
 def read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> Any:
     """Parse a JSON file, turning every way it can be unreadable into a one-line DatasetError."""
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise DatasetError(f"{path}: {size / (1 << 20):.0f} MB is too large "
-                               f"(at most {max_bytes >> 20} MB)")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}: not valid UTF-8 (byte {exc.start})") from exc
-    if not text.strip():
-        raise DatasetError(f"{path}: file is empty")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
-    except RecursionError:
-        raise DatasetError(f"{path}: invalid JSON: nested too deeply") from None
+    return files.read_json(path, DatasetError, "", max_bytes)
 
 
 def _raw_claims(data: Any, path: Path) -> Iterator[tuple[Dimension | None, Any, str]]:

@@ -245,8 +245,12 @@ def read_yaml(path: Path) -> tuple[str, yaml.Node | None]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise MatrixError([f"{path}: cannot read the matrix spec ({exc.strerror})"]) from None
+    except UnicodeDecodeError as exc:
+        raise MatrixError([f"{path}: not valid UTF-8 (byte {exc.start})"]) from None
     try:
         root = yaml.compose(text)
+    except RecursionError:
+        raise MatrixError([f"{path}: not valid YAML: nested too deeply"]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -22,6 +22,7 @@ from sabench.agent.journal import RunJournal
 from sabench.agent.replay import RecordingError, load_recorded_messages
 from sabench.benchmark.reproduce import RunRequest, reproduce
 from sabench.sandbox.types import Limits
+from sabench.verifiers.files import plain_name, read_json
 
 #: How a recorded run shows which scaffold made it.
 SCAFFOLD_MARKERS = (("messages.jsonl", "basic"), ("planning_response.json", "papercoder"))
@@ -40,13 +41,33 @@ def scaffold_of(run_dir: Path) -> str:
 
 
 def paper_id_of(run_dir: Path) -> str:
+    """The recorded run's paper: `case_id` of its meta.json, else the folder's name."""
     meta = run_dir / "meta.json"
-    if meta.is_file():
-        try:
-            return str(json.loads(meta.read_text()).get("case_id") or run_dir.name)
-        except ValueError:
-            pass
-    return run_dir.name
+    if not meta.is_file():
+        return run_dir.name
+    data = read_json(meta, RecordingError, "not a run's meta.json")
+    if not isinstance(data, dict):
+        raise RecordingError(f"{meta}: not a run's meta.json (expected an object)")
+    paper_id = str(data.get("case_id") or run_dir.name)
+    if not plain_name(paper_id):
+        raise RecordingError(f"{meta}: case_id {paper_id!r} is not a paper id")
+    return paper_id
+
+
+def recorded_messages(run_dir: Path) -> list[dict[str, Any]]:
+    """`load_recorded_messages`, with every way the file can be broken as a RecordingError.
+
+    The loader raises RecordingError for a line that is JSON but not a message; a byte that
+    is not UTF-8 or a line nested too deeply would escape it as a traceback.
+    """
+    try:
+        return load_recorded_messages(run_dir)
+    except UnicodeDecodeError as exc:
+        raise RecordingError(f"{run_dir / 'messages.jsonl'}: not valid UTF-8 "
+                             f"({exc.reason})") from None
+    except RecursionError:
+        raise RecordingError(f"{run_dir / 'messages.jsonl'}: a line is JSON nested too "
+                             f"deeply") from None
 
 
 def replay_run(run_dir: Path, papers: Path, out: Path, *, released: Path | None = None,
@@ -78,7 +99,7 @@ def replay_run(run_dir: Path, papers: Path, out: Path, *, released: Path | None 
 def basic_setup(request: RunRequest, run_dir: Path, released: Path | None) -> None:
     """Commands run where the original ran them, so the paths it wrote into files and
     printed in outputs are the same (see `host_view` in scaffolds/basic.py)."""
-    root = original_root(run_dir, load_recorded_messages(run_dir))
+    root = original_root(run_dir, recorded_messages(run_dir))
     request.options = {**REPLAY_OPTIONS, **({"original_root": root} if root else {}),
                        **request.options}
     request.workspace_aliases = (f"{root}/workspace",) if root else ()
@@ -91,7 +112,7 @@ def papercoder_setup(request: RunRequest, run_dir: Path, released: Path | None) 
 
 def fidelity(run_dir: Path, out: Path, released: Path | None) -> dict[str, Any]:
     """BasicAgent: files and tool outputs against the recording and the release."""
-    recorded = load_recorded_messages(run_dir)
+    recorded = recorded_messages(run_dir)
     root = original_root(run_dir, recorded)
     report: dict[str, Any] = {
         "recorded_calls": sum(1 for m in recorded if m["role"] == "assistant")}

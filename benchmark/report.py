@@ -16,7 +16,6 @@ the Markdown and HTML renderers share, so both always show the same numbers.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sabench.benchmark import stats
 from sabench.verifiers import taxonomy
+from sabench.verifiers.files import read_json
 from sabench.verifiers.spec import Dimension
 from sabench.verifiers.types import SCORE_LEVELS, ClaimVerdict, PaperScore, ResultFileError
 
@@ -110,10 +110,7 @@ def read_configs(path: Path) -> dict[str, ConfigInfo]:
     """Parse `configs.json`: `{config: {"scaffold": ..., "model": ...}}`, order kept."""
     if not path.is_file():
         raise ScoresDirError(f"{path}: missing (it maps each configuration to scaffold and model)")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ScoresDirError(f"{path}: cannot read JSON: {exc}") from exc
+    data = read_json(path, ScoresDirError, "cannot read JSON")
     if not isinstance(data, dict) or not data:
         raise ScoresDirError(f"{path}: expected a non-empty object {{config: {{scaffold, model}}}}")
     configs = {}

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from sabench.agent.types import UsageTotals
 from sabench.benchmark.dataset import DatasetError, load_paper, resolve_papers_dir
+from sabench.verifiers.files import inside, plain_name, read_json
 from sabench.verifiers.judge import Judge, RepositoryError
 from sabench.verifiers.spec import PaperSpec
 from sabench.verifiers.types import PaperScore, ResultFileError
@@ -298,16 +299,17 @@ def read_runs_root(path: Path) -> RunsRoot:
 
 
 def _from_index(index: Path, base: Path) -> RunsRoot:
-    try:
-        data = json.loads(index.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunsRootError(f"{index}: cannot read runs index: {exc}") from exc
+    data = read_json(index, RunsRootError, "cannot read runs index")
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
         raise RunsRootError(f"{index}: expected an object with a 'runs' list")
     runs = [_run_entry(entry, i, index, base) for i, entry in enumerate(data["runs"])]
+    listed = data.get("configs") or {}
+    if not isinstance(listed, dict):
+        raise RunsRootError(f"{index}: 'configs' must be an object {{config: {{scaffold, "
+                            f"model}}}}")
     configs = {str(name): {"scaffold": str(info.get("scaffold", name)),
                            "model": str(info.get("model", name))}
-               for name, info in (data.get("configs") or {}).items() if isinstance(info, dict)}
+               for name, info in listed.items() if isinstance(info, dict)}
     for run in runs:
         configs.setdefault(run.config, {"scaffold": run.scaffold or run.config,
                                         "model": run.model or run.config})
@@ -318,10 +320,20 @@ def _run_entry(entry: Any, i: int, index: Path, base: Path) -> Run:
     if not isinstance(entry, dict) or not entry.get("config") or not entry.get("paper_id"):
         raise RunsRootError(f"{index}: runs[{i}] needs 'config' and 'paper_id'")
     config, paper = str(entry["config"]), str(entry["paper_id"])
-    repo = entry.get("repo") or f"runs/{config}/{paper}/repo"
-    return Run(config=config, paper_id=paper, repo=base / repo,
+    for key, name in (("config", config), ("paper_id", paper)):
+        if not plain_name(name):
+            raise RunsRootError(f"{index}: runs[{i}].{key} {name!r} is not a plain name "
+                                f"(it names a folder and a file)")
+    repo = inside(base, str(entry.get("repo") or f"runs/{config}/{paper}/repo"))
+    if repo is None:
+        raise RunsRootError(f"{index}: runs[{i}].repo {entry['repo']!r} leaves the runs root "
+                            f"{base}")
+    missing = entry.get("missing_cited_files") or ()
+    if not isinstance(missing, list | tuple):
+        raise RunsRootError(f"{index}: runs[{i}].missing_cited_files must be a list")
+    return Run(config=config, paper_id=paper, repo=repo,
                scaffold=str(entry.get("scaffold") or ""), model=str(entry.get("model") or ""),
-               missing_cited_files=tuple(entry.get("missing_cited_files") or ()))
+               missing_cited_files=tuple(str(name) for name in missing))
 
 
 def _discover(runs_dir: Path) -> Iterator[Run]:
@@ -335,10 +347,9 @@ def write_configs(out: Path, configs: dict[str, dict[str, str]]) -> None:
     path = out / CONFIGS_FILE
     current: dict[str, Any] = {}
     if path.is_file():
-        try:
-            current = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ResultFileError(f"{path}: cannot read configs: {exc}") from exc
+        current = read_json(path, ResultFileError, "cannot read configs")
+        if not isinstance(current, dict):
+            raise ResultFileError(f"{path}: cannot read configs: expected an object")
     merged = {**current, **{k: v for k, v in configs.items() if k not in current}}
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")

@@ -684,7 +684,10 @@ def _walk(root: Path, skipped: list[SkippedFile], max_files: int):
 
 
 def _rel(root: Path, path: Path) -> str:
-    return path.relative_to(root).as_posix()
+    """The repository-relative name; bytes that are not UTF-8 shown as `\\xff` escapes, so
+    results and reports (JSON, HTML) can carry every name."""
+    rel = path.relative_to(root).as_posix()
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _inside(root: Path, path: Path) -> Path | None:

@@ -19,7 +19,6 @@ with the published one and with failure-patterns.md, explaining where and why th
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -363,13 +362,16 @@ FAILURE_PATTERNS_LOW: dict[str, float] = {
 
 
 def release_verdicts(official_scores_dir: Path) -> list[tuple[str, str, float, str]]:
-    """(config, dimension, score, reasoning) of every claim of the official result files."""
+    """(config, dimension, score, reasoning) of every claim of the official result files.
+
+    Raises:
+        ResultFileError: a file that is not a result file (named, with its first problem).
+    """
     rows = []
     for path in sorted(Path(official_scores_dir).glob("*/*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for dim, result in data["dimensions"].items():
-            rows += [(path.parent.name, dim, claim["score"], claim.get("judge_reasoning") or "")
-                     for claim in result["claims"] if claim.get("score") is not None]
+        score = PaperScore.load(path)
+        rows += [(path.parent.name, str(dim), claim.score, claim.judge_reasoning)
+                 for dim, claim in score.verdicts() if claim.score is not None]
     return rows
 
 

@@ -7,7 +7,6 @@ judgement failed carries ``score=None`` and an ``error``; it is never counted as
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 from statistics import fmean
@@ -24,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from sabench.verifiers.files import read_json
 from sabench.verifiers.spec import Dimension
 
 SCORE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -194,10 +194,7 @@ class PaperScore(BaseModel):
     @classmethod
     def load(cls, path: Path) -> PaperScore:
         """Read a result file; raises ResultFileError with a one-line cause naming the file."""
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ResultFileError(f"{path}: cannot read result JSON: {exc}") from exc
+        data = read_json(path, ResultFileError, "cannot read result JSON")
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
