@@ -10,7 +10,8 @@ a non-zero exit whose error is one line naming the case's file; never a tracebac
 never opening anything through a link or an index entry that leaves the given folders; never a
 byte of the secret outside them in its output; and every earlier output left as it was.
 
-    python -m tests.hostile.corpus [--only KIND] [--jobs N]   # the figures, as one JSON object
+    python -m tests.hostile.corpus [--quick] [--only KIND] [--command C] [--jobs N]
+        # the figures, as one JSON object (--quick: the selection tests/hostile runs)
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,8 +92,32 @@ class Corpus:
     cases: list[Case]
 
 
-def build(root: Path) -> Corpus:
-    """Write every case under `root` (a few seconds; 2 GB of it is a hole)."""
+def build(root: Path, cases: list[tuple[str, str]] | None = None) -> Corpus:
+    """Write the good inputs and the cases (every one, or these (kind, name) pairs) under
+    `root` (about half a minute for all of them; 2 GB of it is a hole)."""
+    corpus = build_base(root)
+    for kind, name in all_cases() if cases is None else cases:
+        add_case(corpus, kind, name)
+    return corpus
+
+
+def all_cases() -> list[tuple[str, str]]:
+    return [(kind, name) for kind, makers in CASE_MAKERS.items() for name in makers]
+
+
+def add_case(corpus: Corpus, kind: str, name: str) -> Case:
+    """Write one case under the corpus (once: a case already there is returned as it is)."""
+    for case in corpus.cases:
+        if (case.kind, case.name) == (kind, name):
+            return case
+    folder = corpus.root / kind / name
+    folder.mkdir(parents=True)
+    corpus.cases.append(CASE_MAKERS[kind][name](corpus, folder, name))
+    return corpus.cases[-1]
+
+
+def build_base(root: Path) -> Corpus:
+    """The good dataset, repository and runs root the cases are made from, and outside/."""
     root = Path(root)
     outside = root / "outside"
     (outside / "dir").mkdir(parents=True)
@@ -104,13 +129,7 @@ def build(root: Path) -> Corpus:
     shutil.copytree(DEMO / "repos" / "faithful", repo)
     official = _official_score(papers, repo)
     runs = _runs_root(good / "runs", official, lambda r: shutil.copytree(repo, r))
-    corpus = Corpus(root, papers, repo, runs, outside, [])
-    for kind, makers in CASE_MAKERS.items():
-        for name, make in makers.items():
-            folder = root / kind / name
-            folder.mkdir(parents=True)
-            corpus.cases.append(make(corpus, folder, name))
-    return corpus
+    return Corpus(root, papers, repo, runs, outside, [])
 
 
 def _good_papers(papers: Path) -> Path:
@@ -492,12 +511,15 @@ CASE_MAKERS: dict[str, dict[str, Callable[[Corpus, Path, str], Case]]] = {
 # ---------------------------------------------------------------- the commands
 
 
-def invocations(corpus: Corpus, out_root: Path, backends: tuple[str, ...] = ("local",)
-                ) -> Iterator[Invocation]:
-    """Every case with every command that reads its kind of input."""
+def invocations(corpus: Corpus, out_root: Path, backends: tuple[str, ...] = ("local",),
+                only: Collection[tuple[str, str, str]] | None = None) -> Iterator[Invocation]:
+    """Every case with every command that reads its kind of input (or only the given
+    (kind, case, command) triples)."""
     for case in corpus.cases:
         for command, make in COMMANDS[case.kind].items():
             if command.startswith("sandbox exec") and command.split()[-1] not in backends:
+                continue
+            if only is not None and (case.kind, case.name, command) not in only:
                 continue
             out = out_root / case.kind / case.name / command.replace(" ", "-")
             out.mkdir(parents=True)
@@ -646,6 +668,44 @@ def _recordings_commands() -> dict[str, Callable[[Corpus, Case, Path], Invocatio
 COMMANDS = {"papers": _papers_commands(), "repos": _repos_commands(),
             "scores": _scores_commands(), "runs": _runs_commands(),
             "specs": _specs_commands(), "recordings": _recordings_commands()}
+
+
+#: The sandbox each command needs (`run` specs and `reproduce`/`replay` use the local one).
+BACKEND = {"sandbox exec local": "local", "sandbox exec docker": "docker", "reproduce": "local",
+           "run": "local", "replay": "local"}
+#: Cases too slow to pair with every command in a quick run (100,000 files take a minute to
+#: copy into a sandbox and out): the quick selection gives them their kind's first command.
+HEAVY = {"repo-100000-files"}
+#: Pairs the quick selection adds for what they test: taxonomy's own reading of result files,
+#: an official score the index places outside the runs root.
+QUICK_EXTRA = [("scores", "scores-invalid-utf8", "taxonomy"),
+               ("runs", "runs-index-official-outside", "agreement")]
+
+
+def selection(quick: bool = False) -> list[tuple[str, str, str]]:
+    """(kind, case, command) triples: every case with every command of its kind, or `quick`:
+
+    - every case with the first command of its kind (the one that reads it first);
+    - every other command with one more case, a different one for each command in turn;
+    - both sandboxes with every case but the heavy ones (each is an escape probe);
+    - the pairs of QUICK_EXTRA.
+
+    So every kind of case and every command runs at least once, in about a fifth of the time.
+    """
+    chosen: list[tuple[str, str, str]] = []
+    for kind, makers in CASE_MAKERS.items():
+        cases, commands = list(makers), list(COMMANDS[kind])
+        if not quick:
+            chosen += [(kind, case, command) for case in cases for command in commands]
+            continue
+        light = [case for case in cases if case not in HEAVY]
+        chosen += [(kind, case, commands[0]) for case in cases]
+        stride = max(1, len(light) // max(1, len(commands) - 1))
+        for i, command in enumerate(commands[1:], 1):
+            picked = light if command.startswith("sandbox exec") else [
+                light[(i * stride) % len(light)]]
+            chosen += [(kind, case, command) for case in picked]
+    return list(dict.fromkeys(chosen + (QUICK_EXTRA if quick else [])))
 
 
 # ---------------------------------------------------------------- running one
@@ -822,13 +882,16 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--backends", default="local,docker")
     parser.add_argument("--outcomes", action="store_true", help="every outcome too")
+    parser.add_argument("--quick", action="store_true",
+                        help="the quick selection the tests run (see `selection`)")
     args = parser.parse_args()
+    chosen = [(kind, case, command) for kind, case, command in selection(args.quick)
+              if (not args.only or kind == args.only)
+              and (not args.command or command == args.command)]
     with tempfile.TemporaryDirectory(prefix="sabench-hostile-") as tmp:
-        corpus = build(Path(tmp) / "corpus")
-        todo = [inv for inv in invocations(corpus, Path(tmp) / "out",
-                                           tuple(args.backends.split(",")))
-                if (not args.only or inv.case.kind == args.only)
-                and (not args.command or inv.command == args.command)]
+        corpus = build(Path(tmp) / "corpus", list(dict.fromkeys(t[:2] for t in chosen)))
+        todo = list(invocations(corpus, Path(tmp) / "out", tuple(args.backends.split(",")),
+                                set(chosen)))
         started = time.monotonic()
         with ThreadPoolExecutor(args.jobs) as pool:
             outcomes = list(pool.map(run, todo))
