@@ -10,6 +10,7 @@ writes the scores as a SCORES_DIR and renders the report from it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +63,19 @@ def demo_paper() -> PaperSpec:
     if not (paper_dir / "sau.json").is_file():
         raise DemoError(f"{paper_dir}: the demo paper is missing from this installation")
     return load_paper(paper_dir)
+
+
+def drifted_claims() -> set[str]:
+    """The claims `repos/DRIFT.md` says the drifted reproduction departs on (its table rows
+    name a claim id, or an id and more numbers: `smoothlr-D2-002, -004`)."""
+    found: set[str] = set()
+    for line in (DEMO_ROOT / "repos" / "DRIFT.md").read_text(encoding="utf-8").splitlines():
+        match = re.match(r"\| D\d [^|]*\| (\S+-D\d-\d{3})((?:, -\d{3})*) \|", line)
+        if match:
+            found.add(match.group(1))
+            found |= {match.group(1)[:-3] + extra for extra in
+                      re.findall(r"\d{3}", match.group(2))}
+    return found
 
 
 def demo_repository(repository: str) -> Path:

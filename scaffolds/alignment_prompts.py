@@ -79,7 +79,8 @@ comment holding its id (`x = f(y)  # <claim id>`); keep docstrings to two lines 
 paste the paper's text into comments. Answer with the whole file in one fenced code block."""
 
 
-def repair_request(path: str, text: str, failing: str) -> str:
+def failing_claims(path: str, text: str, failing: str) -> str:
+    """What both repair strategies show: the failing claims with findings, and the file."""
     return f"""\
 The file `{path}` does not yet implement these claims as the paper states them. For each \
 claim, the checks' findings and where they looked:
@@ -88,23 +89,19 @@ claim, the checks' findings and where they looked:
 
 Current content of `{path}` (numbered lines):
 {text}
+"""
 
+
+def repair_request(path: str, text: str, failing: str) -> str:
+    return failing_claims(path, text, failing) + """
 Fix the file with targeted edits. Answer with one JSON object:
-{{"edits": [{{"old": "<exact text now in the file>", "new": "<replacement>"}}, \
-{{"after_line": <line number, 0 for the top>, "text": "<lines to insert>"}}, ...]}}
+{"edits": [{"old": "<exact text now in the file>", "new": "<replacement>"}, \
+{"after_line": <line number, 0 for the top>, "text": "<lines to insert>"}, ...]}
 Each "old" must occur exactly once in the file. Change only what the claims need; write code, \
 not comments that restate a claim."""
 
 
 def rewrite_request(path: str, text: str, failing: str) -> str:
-    return f"""\
-The file `{path}` does not yet implement these claims as the paper states them. For each \
-claim, the checks' findings and where they looked:
-
-{failing}
-
-Current content of `{path}` (numbered lines):
-{text}
-
+    return failing_claims(path, text, failing) + """
 Write the corrected file whole, keeping everything that already works. Answer with the whole \
 file in one fenced code block."""

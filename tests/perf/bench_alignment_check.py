@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ from measure import DATA_DIR, REPO_ROOT, runs_root
 
 from sabench.benchmark.calibrate import collect, fit, paper_folds, read_runs
 from sabench.benchmark.dataset import load_paper, load_papers
+from sabench.benchmark.demo_run import drifted_claims
 from sabench.scaffolds.alignment_check import check_alignment
 from sabench.verifiers.offline import Calibration, default_calibration
 
@@ -43,18 +43,6 @@ _SPECS: dict = {}
 
 
 # ------------------------------------------------------------------------------- demo
-
-
-def drifted_claims() -> set[str]:
-    """The claims DRIFT.md says the drifted reproduction departs on (`id` or `id, -004`)."""
-    found: set[str] = set()
-    for line in (DEMO / "repos" / "DRIFT.md").read_text().splitlines():
-        match = re.match(r"\| D\d [^|]*\| (\S+-D\d-\d{3})((?:, -\d{3})*) \|", line)
-        if match:
-            found.add(match.group(1))
-            found |= {match.group(1)[:-3] + extra for extra in
-                      re.findall(r"\d{3}", match.group(2))}
-    return found
 
 
 def demo() -> dict:

@@ -3,13 +3,13 @@ faithful one with one thing broken at a time (real repositories, real index, no 
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from sabench.benchmark.dataset import load_paper
+from sabench.benchmark.demo_run import drifted_claims
 from sabench.scaffolds.alignment_check import (
     CHECKERS,
     UnknownChecker,
@@ -22,18 +22,6 @@ from sabench.verifiers.spec import Claim, Dimension
 DEMO = Path(__file__).resolve().parents[2] / "benchmark" / "demo"
 PAPER = load_paper(DEMO / "papers" / "smoothlr")
 FAITHFUL = DEMO / "repos" / "faithful"
-
-
-def drifted_claims() -> set[str]:
-    """The claims DRIFT.md says the drifted reproduction departs on."""
-    found: set[str] = set()
-    for line in (DEMO / "repos" / "DRIFT.md").read_text().splitlines():
-        match = re.match(r"\| D\d [^|]*\| (\S+-D\d-\d{3})((?:, -\d{3})*) \|", line)
-        if match:
-            found.add(match.group(1))
-            found |= {match.group(1)[:-3] + extra for extra in
-                      re.findall(r"\d{3}", match.group(2))}
-    return found
 
 
 def results(repo: Path, paper=PAPER) -> dict:  # noqa: ANN001 - PaperSpec
