@@ -232,14 +232,21 @@ def drift_remove(repo: Path, site: Site, rng: random.Random) -> bool:
 CALL_LINE = re.compile(r"^\s*(?:[\w.\[\], ]+=\s*)?[\w.]+\(.*\)\s*$")
 
 
+#: Calls that report or declare rather than do a phase's work: swapping them reorders nothing.
+NOT_A_PHASE = re.compile(r"^\s*(?:[\w.\[\], ]+=\s*)?(?:print|logging\.\w+|log\w*|logger\.\w+|"
+                         r"warnings\.warn|\w*parser\.add_argument|\w+\.append|tqdm\.write)\(")
+
+
 def drift_swap(repo: Path, site: Site, rng: random.Random) -> bool:
-    """Two consecutive call lines of the evidence, at the same indentation, swapped."""
+    """Two consecutive call lines of the evidence, at the same indentation, swapped (calls
+    that only print, log, or declare arguments are not phases and are left alone)."""
     for rel, start, end in site.ranges:
         lines = lines_of(repo, rel)
         for i in range(start - 1, min(end, len(lines)) - 1):
             a, b = lines[i], lines[i + 1]
             if CALL_LINE.match(a) and CALL_LINE.match(b) and a != b and \
-                    _indent(a) == _indent(b):
+                    _indent(a) == _indent(b) and not NOT_A_PHASE.match(a) and \
+                    not NOT_A_PHASE.match(b):
                 lines[i], lines[i + 1] = b, a
                 write_lines(repo, rel, lines)
                 return True

@@ -56,6 +56,15 @@ def test_each_injection_changes_only_the_evidence(tmp_path: Path) -> None:
     assert not drift_value(tmp_path, site(tmp_path, "The batch size is 64.", 1, 1), rng)
 
 
+def test_a_phase_swap_leaves_prints_and_logging_alone(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text('def main():\n    print("start")\n    logger.info("go")\n'
+                                   '    prepare()\n    train()\n')
+    claim = Claim(id="p-D4-001", dimension=Dimension.D4, text="prepare then train", source="")
+    assert drift_swap(tmp_path, Site(claim, (("m.py", 1, 5),)), random.Random(0))
+    assert (tmp_path / "m.py").read_text().splitlines()[1:] == [
+        '    print("start")', '    logger.info("go")', "    train()", "    prepare()"]
+
+
 def test_value_drifts_change_values_not_names_or_labels() -> None:
     from sabench.benchmark.drift import claim_values
 
