@@ -206,6 +206,9 @@ def drift_test(
     checker: Annotated[str, typer.Option("--checker", help="A registered checker: alignment "
                                          "(the scaffold's check step) or offline.")]
     = "alignment",
+    stratified: Annotated[bool, typer.Option(
+        "--stratified", help="Draw the dimensions in turn, so a capped sample measures each "
+        "(the overall figure then weighs them alike).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Inject one drift at a time into implemented claims and count what the check detects."""
@@ -220,7 +223,7 @@ def drift_test(
             status({"phase": f"{done['hit']}/{done['n']} detected", "step": done["n"]})
 
         report = run_suite(runs_root, papers, sample=sample, seed=seed, checker=checker,
-                           progress=progress)
+                           stratified=stratified, progress=progress)
     if as_json:
         sys.stdout.write(json.dumps(report, indent=1) + "\n")
         return

@@ -56,6 +56,20 @@ def test_each_injection_changes_only_the_evidence(tmp_path: Path) -> None:
     assert not drift_value(tmp_path, site(tmp_path, "The batch size is 64.", 1, 1), rng)
 
 
+def test_a_stratified_draw_takes_the_dimensions_in_turn() -> None:
+    from sabench.benchmark.drift import interleave_dimensions
+
+    def plan(dimension: str, n: int) -> tuple:
+        claim = Claim(id=f"p-{dimension}-{n:03d}", dimension=Dimension(dimension), text="x",
+                      source="")
+        return ("run", None, None, {claim.id: Site(claim, ())}, claim.id)
+
+    plans = [plan("D1", n) for n in range(4)] + [plan("D4", 0), plan("D3", 0), plan("D3", 1)]
+    order = [p[4] for p in interleave_dimensions(plans)]
+    assert order == ["p-D1-000", "p-D3-000", "p-D4-000", "p-D1-001", "p-D3-001", "p-D1-002",
+                     "p-D1-003"]
+
+
 def test_a_phase_swap_leaves_prints_and_logging_alone(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text('def main():\n    print("start")\n    logger.info("go")\n'
                                    '    prepare()\n    train()\n')

@@ -1,6 +1,7 @@
 """The alignment-first check step's figures; prints one JSON object.
 
     python tests/perf/bench_alignment_check.py [demo] [bands] [drift] [--sample N] [--seed S]
+                                                [--stratified]
 
 - `demo`: the check on the bundled demo paper's two reproductions: every claim of `faithful/`
   should pass, every claim `DRIFT.md` lists as drifted in `drifted/` should fail.
@@ -203,7 +204,7 @@ def bands(root: Path, papers: Path, calibrations: dict[str, Calibration],
 
 
 def drift(root: Path, papers: Path, calibrations: dict[str, Calibration], sample: int,
-          seed: int) -> dict:
+          seed: int, stratified: bool = False) -> dict:
     from sabench.benchmark import drift as suite
     from sabench.scaffolds.alignment_check import CHECKERS
 
@@ -214,7 +215,8 @@ def drift(root: Path, papers: Path, calibrations: dict[str, Calibration], sample
     out = {}
     for name in ("alignment-folds", "offline"):
         started = time.perf_counter()
-        out[name] = suite.drift_test(root, papers, sample=sample, seed=seed, checker=name)
+        out[name] = suite.drift_test(root, papers, sample=sample, seed=seed, checker=name,
+                                     stratified=stratified)
         out[name]["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
@@ -233,7 +235,8 @@ def main(argv: list[str]) -> None:
             if "bands" in parts:
                 result["bands"] = bands(root, papers, calibrations)
             if "drift" in parts:
-                result["drift"] = drift(root, papers, calibrations, sample, seed)
+                result["drift"] = drift(root, papers, calibrations, sample, seed,
+                                        "--stratified" in argv)
     json.dump(result, sys.stdout, indent=1)
     sys.stdout.write("\n")
 
