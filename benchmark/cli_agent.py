@@ -231,6 +231,8 @@ def drift_test(
                   f"{report['detection']} detected; false alarms {report['false_alarm_rate']}")
     for kind, figures in report["by_kind"].items():
         console.print(f"  {kind}: {figures['detection']} of {figures['n']}")
+    for skipped in report["skipped_runs"]:
+        console.print(f"  left out: {skipped['run']} ({skipped['reason']})", highlight=False)
 
 
 def scaffolds() -> None:
@@ -244,10 +246,13 @@ def scaffolds() -> None:
 def user_error_types() -> tuple[type[BaseException], ...]:
     """Errors of these commands that are the user's input, not a bug (one line, exit 2)."""
     from sabench.agent.replay import RecordingError
+    from sabench.benchmark.drift import DriftSuiteError
     from sabench.benchmark.reproduce import RunFailed, RunMismatch
     from sabench.scaffolds import UnknownScaffold
+    from sabench.scaffolds.alignment_check import UnknownChecker
 
-    return (RecordingError, RunFailed, RunMismatch, UnknownScaffold)
+    return (RecordingError, RunFailed, RunMismatch, UnknownScaffold, DriftSuiteError,
+            UnknownChecker)
 
 
 def register(app: typer.Typer) -> None:

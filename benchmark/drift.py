@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import io
-import json
+import os
 import random
 import re
 import shutil
@@ -36,6 +36,7 @@ from sabench.benchmark.dataset import load_paper
 from sabench.benchmark.scoring import read_runs_root
 from sabench.scaffolds.alignment_check import CHECKERS
 from sabench.verifiers.alignment import ClaimResult
+from sabench.verifiers.files import read_json
 from sabench.verifiers.spec import Claim, PaperSpec
 
 OFFICIAL_PASS = 0.5
@@ -56,6 +57,32 @@ class Site:
                    for g, c, d in other.ranges)
 
 
+class DriftSuiteError(ValueError):
+    """A runs root the suite cannot use (one line naming the file and the entry)."""
+
+
+def official_claims(official: Any, path: Path) -> list[dict[str, Any]]:
+    """The claims of an official score file, each a dict with an `id`."""
+    try:
+        claims = [c for d in official["dimensions"].values() for c in d["claims"]]
+        if all(isinstance(c, dict) and isinstance(c.get("id"), str) for c in claims):
+            return claims
+    except (TypeError, KeyError, AttributeError):
+        pass
+    raise DriftSuiteError(f"{path}: not an official score file (expected dimensions -> claims "
+                          "with ids)")
+
+
+def inside(repo: Path, rel: str) -> bool:
+    """`rel` names a regular file of the repository reached without `..` or any link (a
+    link in a working copy could point back at the original, which must never be written)."""
+    root = repo.resolve()
+    try:
+        return (repo / rel).is_file() and (repo / rel).resolve() == root / rel
+    except (OSError, ValueError):
+        return False
+
+
 def evidence_sites(spec: PaperSpec, official: dict[str, Any], repo: Path) -> dict[str, Site]:
     """Each claim's official evidence ranges that exist in the repository."""
     refs = {c["id"]: c.get("evidence_refs") or [] for d in official["dimensions"].values()
@@ -64,8 +91,8 @@ def evidence_sites(spec: PaperSpec, official: dict[str, Any], repo: Path) -> dic
     for claim in spec.claims:
         ranges = []
         for ref in refs.get(claim.id, []):
-            found = REF.match(ref)
-            if found and (repo / found.group(1)).is_file():
+            found = REF.match(ref) if isinstance(ref, str) else None
+            if found and inside(repo, found.group(1)):
                 ranges.append((found.group(1), int(found.group(2)), int(found.group(3))))
         if ranges:
             sites[claim.id] = Site(claim, tuple(ranges))
@@ -280,18 +307,40 @@ class Outcome:
     others: int
 
 
-def candidates(runs_root: Path, papers: Path) -> Iterator[tuple[str, PaperSpec, Path, dict]]:
-    """Complete runs (no cited file missing) with their paper and official score."""
+#: Repositories with more files are left out (and listed): every injection re-checks the
+#: whole repository, and an agent's reproduction has hundreds of files, not 100,000.
+MAX_FILES = 20_000
+
+
+def too_many_files(repo: Path, limit: int = MAX_FILES) -> bool:
+    count = 0
+    for _, _, files in os.walk(repo):
+        count += len(files)
+        if count > limit:
+            return True
+    return False
+
+
+def candidates(runs_root: Path, papers: Path, skipped: list[dict[str, str]] | None = None
+               ) -> Iterator[tuple[str, PaperSpec, Path, dict]]:
+    """Complete runs (no cited file missing) with their paper and official score; runs left
+    out for their size go to `skipped`."""
     specs: dict[str, PaperSpec] = {}
     for run in read_runs_root(runs_root).runs:
         if run.missing_cited_files:
             continue
+        if too_many_files(run.repo):
+            if skipped is not None:
+                skipped.append({"run": f"{run.config}/{run.paper_id}",
+                                "reason": f"more than {MAX_FILES:,} files"})
+            continue
         official_file = runs_root / "official_scores" / run.config / f"{run.paper_id}.json"
         if not official_file.is_file():
             continue
+        official = read_json(official_file, DriftSuiteError, "cannot read the official score")
+        official_claims(official, official_file)
         spec = specs.setdefault(run.paper_id, load_paper(papers / run.paper_id))
-        yield f"{run.config}/{run.paper_id}", spec, run.repo, json.loads(
-            official_file.read_text())
+        yield f"{run.config}/{run.paper_id}", spec, run.repo, official
 
 
 def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed: int = 0,
@@ -304,8 +353,8 @@ def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed
     claims; the overall figure then weighs the dimensions alike."""
     rng = random.Random(seed)
     check = CHECKERS[checker]
-    plans = []
-    for name, spec, repo, official in candidates(Path(runs_root), Path(papers)):
+    plans, skipped = [], []
+    for name, spec, repo, official in candidates(Path(runs_root), Path(papers), skipped):
         scores = {c["id"]: c["score"] for d in official["dimensions"].values()
                   for c in d["claims"]}
         sites = evidence_sites(spec, official, repo)
@@ -316,19 +365,52 @@ def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed
     if stratified:
         plans = interleave_dimensions(plans)
     outcomes, baselines = [], {}
-    for name, spec, repo, sites, cid in plans:
-        if sample is not None and len(outcomes) >= sample:
-            break
-        if name not in baselines:
-            baselines[name] = {r.id: r for r in check(spec, repo, None)}
-        if not baselines[name][cid].passed:
-            continue
-        outcome = inject_and_check(name, spec, repo, sites, cid, baselines[name], check, rng)
-        if outcome is not None:
-            outcomes.append(outcome)
-            if progress:
-                progress(outcome)
-    return {**summarise(outcomes), "stratified": stratified}
+    with WorkingCopies() as copies:
+        for name, spec, repo, sites, cid in plans:
+            if sample is not None and len(outcomes) >= sample:
+                break
+            if name not in baselines:
+                baselines[name] = {r.id: r for r in check(spec, repo, None)}
+            if not baselines[name][cid].passed:
+                continue
+            outcome = inject_and_check(name, spec, copies.of(name, repo), sites, cid,
+                                       baselines[name], check, rng)
+            if outcome is not None:
+                outcomes.append(outcome)
+                if progress:
+                    progress(outcome)
+    return {**summarise(outcomes), "stratified": stratified, "skipped_runs": skipped}
+
+
+class WorkingCopies:
+    """One copy of each repository, made the first time one of its claims is drifted (not
+    one per claim: a repository of 100,000 files is copied once). An injection changes files
+    of the copy and `inject_and_check` puts them back. FIFOs, sockets and devices are not
+    copied."""
+
+    def __enter__(self) -> WorkingCopies:
+        self._tmp = tempfile.TemporaryDirectory(prefix="sabench-drift-")
+        self.made: dict[str, Path] = {}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._tmp.cleanup()
+
+    def of(self, name: str, repo: Path) -> Path:
+        if name not in self.made:
+            copy = Path(self._tmp.name) / str(len(self.made))
+            shutil.copytree(repo, copy, symlinks=True, ignore=_special_files)
+            self.made[name] = copy
+        return self.made[name]
+
+
+def _special_files(folder: str, names: list[str]) -> set[str]:
+    keep = set()
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.islink(path) or os.path.isdir(path) or os.path.isfile(path):
+            keep.add(name)
+    return set(names) - keep
 
 
 def interleave_dimensions(plans: list[tuple]) -> list[tuple]:
@@ -343,15 +425,15 @@ def interleave_dimensions(plans: list[tuple]) -> list[tuple]:
     return out
 
 
-def inject_and_check(name: str, spec: PaperSpec, repo: Path, sites: dict[str, Site], cid: str,
+def inject_and_check(name: str, spec: PaperSpec, copy: Path, sites: dict[str, Site], cid: str,
                      before: dict[str, ClaimResult], check: Callable, rng: random.Random
                      ) -> Outcome | None:
+    """Drift claim `cid` in `copy` (a working copy), check, and put the files back."""
     site = sites[cid]
     kinds = list(KINDS[site.claim.dimension.value])
     rng.shuffle(kinds)
-    with tempfile.TemporaryDirectory(prefix="sabench-drift-") as tmp:
-        copy = Path(tmp) / "repo"
-        shutil.copytree(repo, copy, symlinks=True)
+    saved = {rel: (copy / rel).read_bytes() for rel in {r for r, _, _ in site.ranges}}
+    try:
         for kind, inject in kinds:
             if inject(copy, site, rng):
                 after = {r.id: r for r in check(spec, copy, None)}
@@ -361,7 +443,15 @@ def inject_and_check(name: str, spec: PaperSpec, repo: Path, sites: dict[str, Si
                 dropped = after[cid].expected_score <= before[cid].expected_score - DROP
                 return Outcome(name, cid, site.claim.dimension.value, kind,
                                flagged or dropped, flagged, alarms, len(untouched))
+            _restore(copy, saved)  # a kind that changed nothing may still have rewritten
+    finally:
+        _restore(copy, saved)
     return None
+
+
+def _restore(copy: Path, saved: dict[str, bytes]) -> None:
+    for rel, data in saved.items():
+        (copy / rel).write_bytes(data)
 
 
 def summarise(outcomes: list[Outcome]) -> dict[str, Any]:

@@ -135,6 +135,8 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
                   for reason, where in formulas.operator_findings(index, claim, check)]
     if "order" in rules_on:
         found += rules.order_findings(index, claim)
+        found += [rules.Finding("order", reason, where)
+                  for reason, where in formulas.order_findings(index, claim, check)]
     return found, bound
 
 

@@ -256,3 +256,112 @@ def operator_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
             out.append((f"the claim computes {shape.text}; the code computes {c.text} at "
                         f"{c.where}, with other signs", c.where))
     return out
+
+
+# ------------------------------------------------------------------------------- order of steps
+
+
+def used_before_computed(index: RepoIndex, function: Definition) -> list[tuple[str, int, int]]:
+    """(name, line read, line computed) for each local name a straight run of statements reads
+    before the statement that first computes it, with nothing binding it earlier in the
+    function (parameters, imports, loop and `with` targets, earlier assignments): two steps
+    of the pipeline run in the wrong order."""
+    tree = _function_node(index, function)
+    if tree is None:
+        return []
+    bound_anywhere = _bound_names(tree)
+    seen = {a.arg for a in (*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs)}
+    seen |= {a.arg for a in (tree.args.vararg, tree.args.kwarg) if a is not None}
+    found: list[tuple[str, int, int]] = []
+    _scan_block(tree.body, seen, bound_anywhere, found)
+    return found
+
+
+def _scan_block(body: list[ast.stmt], seen: set[str], local: set[str],
+                found: list[tuple[str, int, int]]) -> None:
+    for i, statement in enumerate(body):
+        later = {n: s.lineno for s in body[i + 1:] for n in _bound_names(s)}
+        for name in _reads(statement) - seen:
+            if name in local and name in later:
+                found.append((name, statement.lineno, later[name]))
+        for block in _blocks(statement):
+            _scan_block(block, seen | _bound_names(statement, only_header=True), local, found)
+        seen |= _bound_names(statement)
+
+
+def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The nested statement lists of a compound statement (not of nested functions)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return []
+    return [getattr(statement, f) for f in ("body", "orelse", "finalbody")
+            if isinstance(getattr(statement, f, None), list)] + \
+        [h.body for h in getattr(statement, "handlers", [])]
+
+
+def _reads(statement: ast.stmt) -> set[str]:
+    """Names the statement's own expressions read (its nested blocks are scanned apart)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return set()
+    header = [c for c in ast.iter_child_nodes(statement) if isinstance(c, ast.expr)]
+    comprehension = {n.id for h in header for n in ast.walk(h)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for h in header for n in ast.walk(h)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - comprehension
+
+
+def _bound_names(node: ast.AST, only_header: bool = False) -> set[str]:
+    """Names a statement (or a whole function) binds; `only_header`: a compound statement's
+    own targets (`for x in`, `with ... as f`, `except E as e`), not its body's."""
+    if only_header:
+        targets = [getattr(node, "target", None), *[i.optional_vars for i in
+                                                    getattr(node, "items", [])]]
+        names = {n.id for t in targets if t is not None for n in ast.walk(t)
+                 if isinstance(n, ast.Name)}
+        return names | {h.name for h in getattr(node, "handlers", []) if h.name}
+    names = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in sub.names}
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                sub is not node:
+            names.add(sub.name)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            names |= set(sub.names)
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            names.add(sub.name)
+    return names
+
+
+def _function_node(index: RepoIndex, function: Definition) -> ast.FunctionDef | None:
+    cache = index.cache.setdefault("alignment_trees", {})
+    if function.file not in cache:
+        entry = index.files.get(function.file)
+        try:
+            cache[function.file] = ast.parse("\n".join(entry.lines)) if entry and \
+                entry.lang == "python" else None
+        except (SyntaxError, ValueError, RecursionError):
+            cache[function.file] = None
+    tree = cache[function.file]
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno == function.start and node.name == function.name:
+            return node
+    return None
+
+
+def order_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[tuple[str, str]]:
+    """(reason, where) for a pipeline claim whose carrying code reads a step's result before
+    the step that computes it runs."""
+    if claim.dimension != Dimension.D4:
+        return []
+    out = []
+    for function in carriers(index, check):
+        for name, read, computed in used_before_computed(index, function):
+            out.append((f"{function.qualname} reads {name} at {function.file}:{read} before "
+                        f"the step that computes it at line {computed}",
+                        f"{function.file}:{read}"))
+    return out[:3]

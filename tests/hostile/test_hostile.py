@@ -30,14 +30,7 @@ CHOSEN = hostile.selection(quick=not ALL)
 #: not failed. The fix was under way in the same checkout when this was written, so a pair
 #: that passes is reported too (remove its entry), rather than failing whichever of the two
 #: commits lands second; empty this once drift.py's fix is on main.
-KNOWN_FAILURES = {
-    ("drift-test", "repo-fifos"): "benchmark/drift.py inject_and_check: shutil.copytree "
-                                  "copies a FIFO (shutil.Error traceback)",
-    ("drift-test", "runs-official-truncated"): "benchmark/drift.py candidates: json.loads of "
-                                               "the official score (JSONDecodeError traceback)",
-    ("drift-test", "repo-100000-files"): "benchmark/drift.py inject_and_check: copies the "
-                                         "whole repository per injected claim (no end in 240 s)",
-}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
 
 def _groups() -> list[tuple[str, str | None]]:

@@ -132,6 +132,17 @@ def test_a_sign_the_paper_does_not_have_fails_the_formula(tmp_path: Path) -> Non
     assert any("other signs" in reason and "kernel.py:2" in reason for reason in result.reasons)
 
 
+def test_a_step_that_reads_what_a_later_step_computes_fails_the_order(tmp_path: Path) -> None:
+    split = ("    train_idx, val_idx, test_idx = stratified_split(labels, cfg.split_fractions, "
+             "rng)\n")
+    noise = ("    train_y = inject_label_noise(labels[train_idx], cfg.label_noise, cfg.n_classes, "
+             "rng)\n")
+    repo = broken(tmp_path, "run.py", split + noise, noise + split)
+    result = results(repo)["smoothlr-D4-001"]
+    assert not result.passed and "order" in result.findings
+    assert any("reads train_idx" in reason for reason in result.reasons), result.reasons
+
+
 def test_steps_that_run_out_of_order(tmp_path: Path) -> None:
     repo = broken(tmp_path, "train.py",
                   "    grad_w, grad_b = loss_gradients(batch_x, probs, targets)\n"
