@@ -291,3 +291,26 @@ def test_version_and_the_judge_message_name_every_kind() -> None:
                           "--judge", "bogus"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2
     assert "expected offline, keyword, llm:<provider:model> or hybrid" in bad.stderr
+
+
+def test_no_flag_shows_a_value_type_in_any_help() -> None:
+    """Boolean flags take no value: no command's help may show one as `<bool>`."""
+    from typer.main import get_command
+
+    from sabench.benchmark.cli import _register_all, app
+
+    _register_all()
+
+    def commands(group, path=()):  # noqa: ANN001, ANN202 - click objects
+        yield path
+        for name, sub in getattr(group, "commands", {}).items():
+            yield from commands(sub, (*path, name))
+
+    paths = list(commands(get_command(app)))
+    assert len(paths) > 15  # every command and sub-command, not just the root
+    env = {**os.environ, "COLUMNS": "200", "TERM": "dumb"}
+    for path in paths:
+        done = subprocess.run([sys.executable, "-m", "sabench.benchmark.cli", *path, "--help"],
+                              capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 0, (path, done.stderr)
+        assert "<bool>" not in done.stdout and "--" in done.stdout, path
