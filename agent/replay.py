@@ -28,6 +28,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
+from sabench.verifiers.files import read_json
+
 REPLY_ID = re.compile(r"^replay-(\d+)$")
 #: Request metadata key holding the number of model calls a run has made.
 TURN_KEY = "sabench_turn"
@@ -117,15 +119,15 @@ def load_recorded_messages(path: Path) -> list[dict[str, Any]]:
     """Every recorded message (assistant, tool, user) in order."""
     messages_file, _ = recording_files(path)
     found = []
-    with open(messages_file, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
+    with open(messages_file, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
                 continue
-            try:
-                entry = json.loads(line)
+            try:  # decoded here: a line that is not UTF-8 is this line's error, one line
+                entry = json.loads(raw.decode("utf-8"))
                 message = entry["message"]
                 message["role"]
-            except (ValueError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
                 raise RecordingError(f"{messages_file}: line {number} is not a recorded "
                                      f"message ({exc})") from None
             found.append(message)
@@ -137,19 +139,21 @@ def load_step_usage(path: Path) -> list[dict[str, int]]:
     _, meta_file = recording_files(path)
     if not meta_file.is_file():
         return []
+    meta = read_json(meta_file, RecordingError, "cannot read the run's meta.json")
     try:
-        steps = json.loads(meta_file.read_text()).get("usage", {}).get("step_timings") or []
-    except (ValueError, AttributeError) as exc:
-        raise RecordingError(f"{meta_file}: not a run's meta.json ({exc})") from None
-    return [{"input_tokens": int(s.get("input_tokens") or 0),
-             "output_tokens": int(s.get("output_tokens") or 0)} for s in steps]
+        steps = meta.get("usage", {}).get("step_timings") or []
+        return [{"input_tokens": int(s.get("input_tokens") or 0),
+                 "output_tokens": int(s.get("output_tokens") or 0)} for s in steps]
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise RecordingError(f"{meta_file}: usage.step_timings is not a list of steps with "
+                             f"token counts ({exc})") from None
 
 
 def recorded_model_name(path: Path) -> str:
     _, meta_file = recording_files(path)
     try:
-        return str(json.loads(meta_file.read_text()).get("model_name") or "replay")
-    except (OSError, ValueError, AttributeError):
+        return str(read_json(meta_file, RecordingError).get("model_name") or "replay")
+    except (RecordingError, AttributeError):
         return "replay"
 
 

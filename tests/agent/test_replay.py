@@ -66,6 +66,22 @@ def test_a_broken_recording_names_the_file_and_line(tmp_path: Path) -> None:
         load_recorded_messages(tmp_path / "nowhere")
 
 
+def test_a_hostile_recording_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    good = json.dumps({"message": {"role": "assistant", "content": "hi"}}) + "\n"
+    (tmp_path / "messages.jsonl").write_bytes(good.encode() + b'{"message": "\xff\xfe"}\n')
+    with pytest.raises(RecordingError, match=r"messages\.jsonl: line 2"):
+        load_recorded_messages(tmp_path)
+    (tmp_path / "messages.jsonl").write_text(good + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(RecordingError, match=r"messages\.jsonl: line 2"):
+        load_recorded_messages(tmp_path)
+    (tmp_path / "messages.jsonl").write_text(good)
+    for meta in ('{"usage": {"step_timings": 5}}', '{"usage": {"step_timings": [3]}}',
+                 "[" * 100_000, '{"usage": '):
+        (tmp_path / "meta.json").write_text(meta)
+        with pytest.raises(RecordingError, match=r"meta\.json"):
+            replay_model(tmp_path)
+
+
 def test_arguments_that_are_json_but_not_an_object_are_invalid() -> None:
     message = to_ai_message({"tool_calls": [{"id": "x", "function": {
         "name": "bash", "arguments": "[1, 2]"}}]}, "replay-0")

@@ -25,13 +25,6 @@ from tests.sandbox.conftest import require_backend
 ALL = os.environ.get("SABENCH_HOSTILE_ALL") == "1"
 CHOSEN = hostile.selection(quick=not ALL)
 
-#: (command, case) pairs that failed because of code this suite's authors could not change
-#: when it was written, each with where the fix belongs. Such a pair that fails is reported,
-#: not failed. The fix was under way in the same checkout when this was written, so a pair
-#: that passes is reported too (remove its entry), rather than failing whichever of the two
-#: commits lands second; empty this once drift.py's fix is on main.
-KNOWN_FAILURES: dict[tuple[str, str], str] = {}
-
 
 def _groups() -> list[tuple[str, str | None]]:
     """(kind, sandbox backend or None) of the chosen invocations, in a stable order."""
@@ -69,14 +62,8 @@ def test_hostile_inputs(corpus: hostile.Corpus, tmp_path: Path, kind: str,
 
 
 def _judge(outcomes: list[hostile.Outcome]) -> None:
-    bad = [o for o in outcomes if not o.ok and (o.command, o.case) not in KNOWN_FAILURES]
-    fixed = [o for o in outcomes if o.ok and (o.command, o.case) in KNOWN_FAILURES]
-    known = [o for o in outcomes if not o.ok and (o.command, o.case) in KNOWN_FAILURES]
+    bad = [o for o in outcomes if not o.ok]
     lines = [f"{o.command} / {o.case}: {o.ended} (exit {o.exit_code}, {o.seconds:g}s): "
              f"{o.message}{' | ' + '; '.join(o.problems) if o.problems else ''}" for o in bad]
     assert not lines, (f"{len(lines)} of {len(outcomes)} hostile invocations went wrong:\n"
                        + "\n".join(lines))
-    for o in known:
-        print(f"known failure: {o.command} / {o.case}: {KNOWN_FAILURES[(o.command, o.case)]}")
-    for o in fixed:
-        print(f"known failure fixed: {o.command} / {o.case}: remove it from KNOWN_FAILURES")
