@@ -4,16 +4,21 @@ Take repositories where a claim is implemented (the official judge scored it >= 
 check passes it before any change), inject one drift at that claim's official evidence, check
 again, and count the claim as detected when it now fails. Kinds of drift, by dimension:
 
-    D1 value     a number of the claim, in its evidence lines, set to another value
+    D1 value     a value the claim states, where the evidence's code sets it (never in a
+                 comment or string, never a number of a name or label), times ten
     D2 stub      the function holding the evidence replaced by `raise NotImplementedError`
-    D2 operator  one arithmetic operator in the evidence lines swapped (+ -, * /)
+    D2 operator  one arithmetic operator of the evidence's code swapped (+ -, * /)
     D3 remove    the evidence lines commented out (the metric, baseline or split is gone)
-    D4 swap      two consecutive call lines of the evidence swapped (the phases reorder)
+    D4 swap      two consecutive call lines of the evidence swapped (the phases reorder;
+                 prints, logging and argument declarations are not phases)
 
 Detected means the claim now fails, or its expected score dropped (by at least `DROP`): the
 check's verdict on it went down. `flagged` counts the stricter outcome, pass -> fail, which is
 what sends a claim to repair. A false alarm is another claim of the same repository, none of
 whose official evidence lines were touched, whose verdict crosses the pass threshold either way.
+
+Each repository is copied once (files put back after each injection); repositories of more
+than `MAX_FILES` files are left out and listed in the report.
 """
 
 from __future__ import annotations
