@@ -79,6 +79,9 @@ def demo(
     from sabench.benchmark.demo_run import run_demo
 
     if agent:
+        if judge is not None:  # the agent demo's record is scored as its matrix says
+            raise typer.BadParameter("--judge goes with the scoring demo, not --agent",
+                                     param_hint="--judge")
         agent_demo(out / "agent", backend, as_json)
         return
     if backend is not None:
@@ -125,8 +128,7 @@ def agent_demo(out: Path, backend: str | None, as_json: bool) -> None:
     score = _cell(result.record.get("overall_score"))
     console.print(f"offline score of the final repository: {score} (the official judge's "
                   "strict scale, as in `sabench demo`)", highlight=False)
-    console.print(f"repository: {result.out / 'runs' / result.config / 'smoothlr' / 'repo'}",
-                  highlight=False)
+    console.print(f"repository: {result.repo}", highlight=False)
     if result.report_html is not None:
         console.print(f"HTML report: {result.report_html} (the run page shows every claim's "
                       "verdict per check)", highlight=False)

@@ -41,6 +41,11 @@ class AgentDemoResult:
     report_html: Path | None
     run_pages: int
 
+    @property
+    def repo(self) -> Path:
+        """The repository the scaffold left."""
+        return self.out / "runs" / self.config / PAPER_ID / "repo"
+
 
 def pick_backend(requested: str | None) -> str:
     """The sandbox backend to use: the one asked for, else the first available."""
