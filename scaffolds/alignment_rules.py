@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sabench.verifiers.checks import ClaimCheck, claim_steps
+from sabench.verifiers.checks import ClaimCheck, claim_steps, view
 from sabench.verifiers.evidence import make_query
 from sabench.verifiers.index import Assignment, Definition, RepoIndex
 from sabench.verifiers.numbers import Number, extract_numbers, is_trivial, normalise
@@ -148,10 +148,12 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> tuple[
             out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
                                                  f"but the claim states {value.text}",
                                f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1))
-    if check.dimension == Dimension.D1 and check.numbers and not check.numbers_in_code:
+    # The values the claim states (not its labels, years or model names): none set in code.
+    if claim.dimension == Dimension.D1 and values and \
+            not any(v.keys & view(index).code_numbers for v in values):
         out.append(Finding("values_absent", "none of the claim's values "
-                                            f"({', '.join(check.numbers)}) is set in code or "
-                                            "config"))
+                                            f"({', '.join(v.text for v in values)}) is set in "
+                                            "code or config"))
     return out, bool(bound) and all(bound)
 
 
@@ -417,7 +419,8 @@ OPERATIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         claim, code) in {
         "log": (r"\blog\b|\\log|logarithm|log-likelihood|cross-entropy|cross entropy",
                 r"\blog(?:1p|2|10|_softmax|_prob|sumexp)?\s*\(|cross_?entropy|nll|bce"),
-        "exp": (r"\bexp\b|\\exp|exponential", r"\bexp(?:m1)?\s*\(|softmax|logsumexp"),
+        "exp": (r"\bexp\b|\\exp|exponential",
+                r"\bexp(?:m1)?\s*\(|softmax|logsumexp|sigmoid|expit"),
         "sqrt": (r"sqrt|√|square root",
                  r"\bsqrt\s*\(|\*\*\s*0?\.5|\bstd\s*\(|\bnorm\s*\(|rsqrt"),
         "softmax": (r"softmax", r"softmax"),
@@ -426,7 +429,8 @@ OPERATIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
                 r"\bcos\s*\(|CosineAnnealing|cosine_similarity|CosineSimilarity"),
         "sin": (r"\bsin\b|\\sin|sinusoid", r"\bsin\s*\("),
         "tanh": (r"tanh", r"\btanh\s*\(|Tanh"),
-        "kl": (r"\bKL\b|kullback", r"kl_div|KLDiv|\bkl\w*\s*\(|kullback"),
+        # A Gaussian KL is often written in closed form, into a variable named after it.
+        "kl": (r"\bKL\b|kullback", r"kl_div|KLDiv|\bkld?\w*\s*[(=]|kullback"),
     }.items()}
 
 

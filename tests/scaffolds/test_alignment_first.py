@@ -114,7 +114,7 @@ def test_a_drifted_value_is_flagged_and_repaired(model_server: LoopbackModelServ
                                                            DRIFTED_DECAY)
 
     def fix_decay(request: Request) -> Reply:
-        if "0.0005" in request_text(request) and DRIFTED_DECAY in request_text(request):
+        if "5e-4" in request_text(request) and DRIFTED_DECAY in request_text(request):
             return Reply(text=json.dumps({"edits": [
                 {"old": DRIFTED_DECAY, "new": "weight_decay: float = 5e-4"}]}))
         return Reply(text='{"edits": []}')
