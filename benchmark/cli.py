@@ -8,6 +8,22 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+
+def _flags_show_no_type() -> None:
+    """typer's rich help prints a flag's type (`--json <bool>`) as if it took a value; it does
+    not. Patched once, before any command exists, so it applies to every command's help."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: typer.Context) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_show_no_type()
+
 app = typer.Typer(
     name="sabench",
     help="Measure how faithfully LLM agents reproduce ML papers (SA-Bench), claim by claim.",

@@ -16,25 +16,6 @@ from sabench.benchmark.dataset import DatasetError, DatasetReport, check_dataset
 DATASET_REPO = "kernel-14/SemanticAlign-Bench"
 
 
-def _flags_show_no_type() -> None:
-    """typer's rich help prints a flag's type (`--json <bool>`) as if it took a value; it does
-    not. Every command module is imported before the app runs, and this one first, so the fix
-    applies to every command's help (the root's `--help` and `--version` included)."""
-    from typer.core import TyperOption
-
-    shown = TyperOption.display_type_rich
-    if getattr(shown, "flags_hidden", False):
-        return
-
-    def display_type_rich(self: TyperOption, ctx: typer.Context) -> str | None:
-        return None if self.is_flag else shown(self, ctx)
-
-    display_type_rich.flags_hidden = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
-
-
-_flags_show_no_type()
-
 data_app = typer.Typer(help="Download and validate the SA-Bench dataset.", no_args_is_help=True)
 console = Console()
 

@@ -39,7 +39,6 @@ class AgentDemoResult:
     record: dict[str, Any]
     alignment: dict[str, Any]
     report_html: Path | None
-    run_pages: int
 
     @property
     def repo(self) -> Path:
@@ -85,10 +84,10 @@ def run_agent_demo(out: Path = DEFAULT_AGENT_OUT, backend: str | None = None
                         f"(record: {out / 'records' / config / PAPER_ID}.json)")
     repo = out / "runs" / config / PAPER_ID / "repo"
     alignment = read_json(repo / "alignment_report.json", "alignment report")
-    html, pages = write_html(out)
+    html = write_html(out)
     return AgentDemoResult(backend=chosen, out=out, config=config,
                            model_spec=entry["model_spec"], record=record, alignment=alignment,
-                           report_html=html, run_pages=pages)
+                           report_html=html)
 
 
 def read_json(path: Path, what: str) -> dict[str, Any]:
@@ -101,19 +100,19 @@ def read_json(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
-def write_html(out: Path) -> tuple[Path | None, int]:
+def write_html(out: Path) -> Path | None:
     """The report of the run, with its run page (each claim's verdict per check round)."""
     try:
         from sabench.benchmark.report import make_report
         from sabench.benchmark.report_html import render_html
         from sabench.benchmark.report_runs import link_run_pages, write_run_pages
     except ImportError:
-        return None, 0
+        return None
     html_path = out / "report.html"
     pages = write_run_pages(out / "scores", html_path, title="sabench agent demo")
     html = render_html(make_report(out / "scores"), title="sabench agent demo: SmoothLR")
     html_path.write_text(link_run_pages(html, html_path, pages), encoding="utf-8")
-    return html_path, pages
+    return html_path
 
 
 def claim_rows(alignment: dict[str, Any]) -> list[dict[str, Any]]:

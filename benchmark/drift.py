@@ -66,12 +66,12 @@ class DriftSuiteError(ValueError):
     """A runs root the suite cannot use (one line naming the file and the entry)."""
 
 
-def official_claims(official: Any, path: Path) -> list[dict[str, Any]]:
-    """The claims of an official score file, each a dict with an `id`."""
+def check_official(official: Any, path: Path) -> None:
+    """An official score file: dimensions -> claims, each a dict with an `id`."""
     try:
         claims = [c for d in official["dimensions"].values() for c in d["claims"]]
         if all(isinstance(c, dict) and isinstance(c.get("id"), str) for c in claims):
-            return claims
+            return
     except (TypeError, KeyError, AttributeError):
         pass
     raise DriftSuiteError(f"{path}: not an official score file (expected dimensions -> claims "
@@ -343,7 +343,7 @@ def candidates(runs_root: Path, papers: Path, skipped: list[dict[str, str]] | No
         if not official_file.is_file():
             continue
         official = read_json(official_file, DriftSuiteError, "cannot read the official score")
-        official_claims(official, official_file)
+        check_official(official, official_file)
         spec = specs.setdefault(run.paper_id, load_paper(papers / run.paper_id))
         yield f"{run.config}/{run.paper_id}", spec, run.repo, official
 

@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from sabench.scaffolds.alignment_rules import carriers
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import Definition, RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
@@ -221,19 +222,6 @@ def _parse_shapes(index: RepoIndex, file: str) -> list[Shape]:
                 if isinstance(child, ast.expr):
                     shapes += shapes_of(child, file)
     return shapes
-
-
-def carriers(index: RepoIndex, check: ClaimCheck) -> list[Definition]:
-    """The functions that carry the claim: its best function and those around its code
-    evidence."""
-    found = {d.qualname: d for d in index.functions() if d.qualname == check.function}
-    for e in check.evidence:
-        if e.kind == EvidenceKind.CODE:
-            for line in range(e.start_line, e.end_line + 1):
-                owner = index.enclosing(e.file, line)
-                if owner is not None:
-                    found.setdefault(owner.qualname, owner)
-    return list(found.values())
 
 
 def operator_findings(index: RepoIndex, claim: Claim, check: ClaimCheck

@@ -285,16 +285,8 @@ def stub_call_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> lis
              if any(covered(t, claim_terms) for t in name_terms(name) - _GENERIC)}
     if not stubs:
         return []
-    callers = {d.qualname: d for d in index.functions() if d.qualname == check.function}
-    for e in check.evidence:
-        if e.kind != EvidenceKind.CODE:
-            continue
-        for line in range(e.start_line, e.end_line + 1):
-            owner = index.enclosing(e.file, line)
-            if owner is not None:
-                callers.setdefault(owner.qualname, owner)
     out = []
-    for caller in callers.values():
+    for caller in carriers(index, check):
         for name, line in caller.calls:
             stub = stubs.get(name.rsplit(".", 1)[-1])
             if stub is not None and stub.qualname != caller.qualname:
@@ -302,6 +294,19 @@ def stub_call_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> lis
                                            f"{caller.file}:{line}, a stub ({stub.stub})",
                                    f"{stub.file}:{stub.start}"))
     return out[:3]
+
+
+def carriers(index: RepoIndex, check: ClaimCheck) -> list[Definition]:
+    """The functions that carry the claim: its best function and those around its code
+    evidence."""
+    found = {d.qualname: d for d in index.functions() if d.qualname == check.function}
+    for e in check.evidence:
+        if e.kind == EvidenceKind.CODE:
+            for line in range(e.start_line, e.end_line + 1):
+                owner = index.enclosing(e.file, line)
+                if owner is not None:
+                    found.setdefault(owner.qualname, owner)
+    return list(found.values())
 
 
 def _stub_functions(index: RepoIndex) -> dict[str, Definition]:
