@@ -42,6 +42,7 @@ from sabench.benchmark.scoring import read_runs_root
 from sabench.scaffolds.alignment_check import CHECKERS
 from sabench.verifiers.alignment import ClaimResult
 from sabench.verifiers.files import read_json
+from sabench.verifiers.index import parse_python
 from sabench.verifiers.spec import Claim, PaperSpec
 
 OFFICIAL_PASS = 0.5
@@ -208,7 +209,7 @@ def drift_stub(repo: Path, site: Site, rng: random.Random) -> bool:
             continue
         lines = lines_of(repo, rel)
         try:
-            tree = ast.parse("".join(lines))
+            tree = parse_python("".join(lines))
         except SyntaxError:
             continue
         for node in ast.walk(tree):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from sabench.scaffolds.alignment_rules import carriers
 from sabench.verifiers.checks import ClaimCheck
-from sabench.verifiers.index import Definition, RepoIndex
+from sabench.verifiers.index import Definition, RepoIndex, parse_python
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.types import EvidenceKind
 
@@ -79,7 +79,7 @@ def claim_shapes(text: str) -> list[Shape]:
     found: list[Shape] = []
     for piece in dict.fromkeys(p.strip() for p in pieces):
         try:
-            tree = ast.parse(piece, mode="eval")
+            tree = parse_python(piece, mode="eval")
         except (SyntaxError, ValueError, RecursionError):
             continue
         found += [s for s in shapes_of(tree.body) if _named(s) and s.parts not in
@@ -211,7 +211,7 @@ def _parse_shapes(index: RepoIndex, file: str) -> list[Shape]:
     if entry is None or entry.lang != "python" or entry.kind == EvidenceKind.TEST:
         return []
     try:
-        tree = ast.parse("\n".join(entry.lines))
+        tree = parse_python("\n".join(entry.lines))
     except (SyntaxError, ValueError, RecursionError):
         return []
     shapes = []
@@ -327,7 +327,7 @@ def _function_node(index: RepoIndex, function: Definition) -> ast.FunctionDef | 
     if function.file not in cache:
         entry = index.files.get(function.file)
         try:
-            cache[function.file] = ast.parse("\n".join(entry.lines)) if entry and \
+            cache[function.file] = parse_python("\n".join(entry.lines)) if entry and \
                 entry.lang == "python" else None
         except (SyntaxError, ValueError, RecursionError):
             cache[function.file] = None

@@ -19,6 +19,7 @@ import ast
 import gc
 import os
 import re
+import threading
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -496,13 +497,25 @@ def parse_tolerant(text: str) -> tuple[ast.Module | None, str | None]:
     return (_try(_cut(unfenced, lineno)), error)
 
 
-def _parse(text: str) -> ast.Module:
-    """`ast.parse` without the warnings the scored code earns (invalid escape sequences and
-    the like): they are the repository's business, not lines on the user's console."""
-    with warnings.catch_warnings():
+#: CPython up to 3.12 keeps `ast.parse`'s recursion depth in shared state, so two threads
+#: parsing at once can fail with "SystemError: AST constructor recursion depth mismatch"
+#: (gh-106905); LangGraph runs parallel branches (`Send`) in threads, so every parse of ours
+#: goes through `parse_python` and this lock.
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(text: str, mode: str = "exec") -> ast.AST:
+    """`ast.parse`, one thread at a time, without the warnings the scored code earns (invalid
+    escape sequences and the like): they are the repository's business, not lines on the
+    user's console."""
+    with _AST_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        return ast.parse(text)
+        return ast.parse(text, mode=mode)
+
+
+def _parse(text: str) -> ast.Module:
+    return parse_python(text)  # type: ignore[return-value]
 
 
 def _cut(text: str, lineno: int | None) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sabench.verifiers.index import parse_python
 from sabench.verifiers.judge import check_repository
 from sabench.verifiers.spec import Claim, Dimension, PaperSpec
 from sabench.verifiers.types import (
@@ -256,7 +257,7 @@ def _strip_python(text: str, lines: list[str]) -> tuple[list[str], set[int]]:
             if tok.type == tokenize.COMMENT:
                 row, col = tok.start
                 stripped[row - 1] = stripped[row - 1][:col]
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except (tokenize.TokenError, SyntaxError, IndentationError, ValueError):
         return [line.split("#", 1)[0] for line in lines], set()
     declared: set[int] = set()

@@ -251,3 +251,40 @@ def test_released_index_is_freed_without_the_cycle_collector(repo: Path) -> None
         assert ref() is None  # freed by reference counting alone
     finally:
         gc.enable()
+
+
+def test_python_is_parsed_one_thread_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ast.parse` in two threads at once can fail inside CPython (gh-106905), and LangGraph
+    runs the check's parallel branches in threads: every parse goes through one lock."""
+    import ast
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sabench.verifiers.index import parse_python
+
+    inside, most, lock = [0], [0], threading.Lock()
+    real = ast.parse
+
+    def slow_parse(text: str, *args: object, **kwargs: object) -> ast.AST:
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.01)
+        with lock:
+            inside[0] -= 1
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", slow_parse)
+    with ThreadPoolExecutor(4) as pool:
+        trees = list(pool.map(parse_python, ["x = 1"] * 8))
+    assert most[0] == 1 and all(isinstance(t, ast.Module) for t in trees)
+
+
+def test_no_module_of_ours_calls_ast_parse_around_the_lock() -> None:
+    root = Path(__file__).resolve().parents[2]
+    callers = [str(path.relative_to(root)) for folder in ("sandbox", "verifiers", "agent",
+                                                         "scaffolds", "benchmark")
+               for path in (root / folder).rglob("*.py")
+               if "ast.parse(" in path.read_text(encoding="utf-8") and "demo" not in path.parts]
+    assert callers == ["verifiers/index.py"]
