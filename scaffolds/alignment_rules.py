@@ -60,6 +60,12 @@ _SYMBOLS = frozenset({"alpha", "beta", "gamma", "delta", "epsilon", "eps", "zeta
                       "temperature", "mean", "std", "lr", "discount", "params", "alph"})
 
 
+#: A number written with thousands separators (`1,281,167`), read as one number.
+_GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w,]|\.\d)")
+#: The rest of a square size after its first side (`×512` of "512×512").
+_SQUARE = re.compile(r"\s*[×x]\s*(\d+)(?![\w.])")
+
+
 @dataclass(frozen=True)
 class StatedValue:
     """A value a claim states: its spellings (`20%` is 20 and 0.2), whether it is a small
@@ -71,12 +77,15 @@ class StatedValue:
     quantity: frozenset[str]
     symbol: str = ""
     unit: bool = False
+    per: bool = False  # "per 1M tokens": the denominator of a rate, not a setting
+    whole: bool = True  # written as a whole number (`5.00` is a price, not a count)
 
 
 def stated_values(text: str) -> list[StatedValue]:
     """The values a claim states, each with the terms of the quantity it sets. Numbers inside
     formulas (`sqrt(1 - alpha)`), labels (`Eq. 3`), years, and small round numbers that the
     claim does not assign (`3 layers`, but `tau = 5.0` counts) are left out; so are 0 and 1."""
+    text = _GROUPED.sub(lambda m: m.group(0).replace(",", "").ljust(len(m.group(0))), text)
     groups: dict[int, list[Number]] = {}
     for number in extract_numbers(text):
         groups.setdefault(number.start, []).append(number)
@@ -84,7 +93,11 @@ def stated_values(text: str) -> list[StatedValue]:
     for start, numbers in sorted(groups.items()):
         raw = numbers[0].raw
         before, after = text[max(0, start - 24):start], text[start + len(raw):]
-        if _LABEL.search(before) or is_year(numbers[0]) or _OPERATOR_BEFORE.search(before) \
+        square = _SQUARE.match(after)
+        length = len(raw) + (square.end() if square and square.group(1) == raw else 0)
+        if length > len(raw):  # "512×512", "256x256 resolution": a size, not a product
+            after = after[square.end():]
+        elif _LABEL.search(before) or is_year(numbers[0]) or _OPERATOR_BEFORE.search(before) \
                 or (_OPERATOR_AFTER.search(after) and not closes_assignment(before, after)):
             continue
         trivial = all(is_trivial(n.value) for n in numbers)
@@ -92,9 +105,11 @@ def stated_values(text: str) -> list[StatedValue]:
             continue
         keys = frozenset(normalise(n.value) for n in numbers)
         symbol = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$", before)
-        out.append(StatedValue(keys, raw, trivial, quantity_terms(text, start, len(raw)),
+        out.append(StatedValue(keys, raw, trivial, quantity_terms(text, start, length),
                                symbol.group(1).lower() if symbol else "",
-                               bool(re.match(r"[A-Za-z]", after))))
+                               bool(re.match(r"[A-Za-z]", after)),
+                               bool(re.search(r"\bper\s*$", before, re.IGNORECASE)),
+                               "." not in raw and float(numbers[0].value).is_integer()))
     return out
 
 
@@ -148,6 +163,9 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> tuple[
             out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
                                                  f"but the claim states {value.text}",
                                f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1))
+    seen = {f.where for f in out}
+    out += [f for f in evidence_conflicts(index, claim, check, values, context)
+            if f.where not in seen]
     # The values the claim states (not its labels, years or model names): none set in code.
     if claim.dimension == Dimension.D1 and values and \
             not any(v.keys & view(index).code_numbers for v in values):
@@ -155,6 +173,80 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> tuple[
                                             f"({', '.join(v.text for v in values)}) is set in "
                                             "code or config"))
     return out, bool(bound) and all(bound)
+
+
+def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
+                       values: list[StatedValue], context: ClaimContext) -> list[Finding]:
+    """Where the check finds the claim (its two best evidence windows), the name of a stated
+    value's quantity is bound to a value the claim does not state, and no assignment of that
+    very name anywhere holds the stated one (that would be a second configuration, stage or
+    model size, not a drift): the code that implements the claim sets the value otherwise.
+    A name bound to any number the claim mentions (`8` of "6 (B) / 8 (L)") is no conflict."""
+    windows = [(e.file, e.start_line, e.end_line) for e in check.evidence[:2]]
+    near = [a for a, _ in _name_terms(index) if scalar(a) and any(
+        a.file == f and start <= a.line <= end for f, start, end in windows)]
+    mentioned = frozenset(normalise(n.value) for n in extract_numbers(claim.text))
+    out = []
+    for value in values:
+        quantity = value.quantity
+        if not quantity - _SYMBOLS - _GENERIC and len(values) == 1:
+            quantity |= context.head
+        if value.unit or value.per:
+            continue
+        wrong = [a for a in near if not a.numbers & mentioned and
+                 (in_namespace(a, context.terms) or a.name.lower() == value.symbol) and
+                 names_quantity(a, value, quantity) and
+                 not holds_elsewhere(index, a, value)]
+        if wrong:
+            a = wrong[0]
+            out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
+                                                 "where the claim is implemented, but the claim "
+                                                 f"states {value.text}", f"{a.file}:{a.line}",
+                               fails=claim.dimension == Dimension.D1))
+    return out
+
+
+#: Generic words that still tell two quantities apart (`min_lr` and `max_lr`).
+_QUALIFIERS = frozenset({"min", "minimum", "max", "maximum", "init", "initial"})
+#: Parts of an identifier that make it a count (`n_layers`, `num_models`).
+_COUNTS = frozenset({"n", "num", "nb", "number", "count"})
+#: Parts of an identifier that say nothing of its quantity (`num_steps` is `steps`).
+_NO_QUANTITY = frozenset({"num", "n", "nb", "number", "total", "cfg", "config", "args", "self",
+                          "default", "hparams", "param", "params"})
+
+
+def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str]) -> bool:
+    """`a` is named as the value's quantity: the identifier the claim binds it to, in the same
+    parts (`num_inference_steps` for `inference_steps=100`, not `min_lr` for `max_lr` nor
+    `beta2` for `beta1`), or, when the claim gives no identifier longer than a letter, a name
+    whose every part is a word of the quantity or generic (`max_steps` is not "sampling
+    steps", `weight_decay_t2i` not "weight decay")."""
+    if len(value.symbol) > 1:
+        parts = _parts(a.name)
+        return a.name.lower() == value.symbol or bool(parts) and parts == _parts(value.symbol)
+    if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
+        return False  # `n_models` counts models: it is not "models at $5.00"
+    named = False
+    for part in _parts(a.name):
+        words = frozenset(word_terms(part))
+        if not words:  # a digit or a letter the quantity's words cannot vouch for
+            return False
+        if words <= _GENERIC - _QUALIFIERS:
+            continue
+        if not any(covered(t, quantity) for t in words):
+            return False
+        named = named or bool(words - _QUALIFIERS)
+    return named
+
+
+def _parts(name: str) -> frozenset[str]:
+    return frozenset(p.lower() for p in split_identifier(name)) - _NO_QUANTITY
+
+
+def holds_elsewhere(index: RepoIndex, near: Assignment, value: StatedValue) -> bool:
+    """Another assignment of exactly this name in the same file holds the stated value."""
+    return any(a.name == near.name and a.file == near.file and a.numbers & value.keys
+               for a, _ in _name_terms(index))
 
 
 def symbol_assignments(index: RepoIndex, value: StatedValue) -> list[Assignment]:

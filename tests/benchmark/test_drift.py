@@ -84,6 +84,9 @@ def test_value_drifts_change_values_not_names_or_labels() -> None:
 
     assert claim_values("LLaMA-2 tokenizer (vocab_size=32000), Eq. 3, Figure 2, Stage 1: "
                         "lr 3e-4 for 2 epochs") == {"32000", "3e-4", "2"}
+    # One number with its thousands separator; 0 and 1 are in every line, never drifted.
+    assert claim_values("106,600 transitions from 3,000 episodes, 1 seed, dropout 0, "
+                        "every 10,000 steps, (1, 2)") == {"106600", "3000", "10000", "2"}
 
 
 def test_value_and_operator_drifts_change_code_never_comments_or_strings(tmp_path: Path) -> None:

@@ -63,6 +63,39 @@ def test_a_drifted_value_fails_with_the_conflicting_line(tmp_path: Path) -> None
     assert any("400" in reason and "40" in reason for reason in result.reasons)
 
 
+def test_a_value_changed_where_the_claim_is_implemented_fails_though_bound_elsewhere(
+        tmp_path: Path) -> None:
+    # The stated 40 stays bound to another name of the quantity, in another file, so the
+    # value is "bound somewhere"; but the code the check finds for the claim sets 400.
+    repo = broken(tmp_path, "config.py", "epochs: int = 40", "epochs: int = 400")
+    (repo / "metrics.py").write_text((repo / "metrics.py").read_text() +
+                                     "\n\nREPORTED_TRAINING_EPOCHS = 40\n")
+    result = results(repo)["smoothlr-D1-005"]
+    assert not result.passed and result.findings == ["value_conflict"]
+    assert any("where the claim is implemented" in r and "400" in r for r in result.reasons)
+
+
+def test_a_second_configuration_in_the_same_file_is_no_conflict(tmp_path: Path) -> None:
+    # Two runs configured side by side, the paper's and a short one: the short run's epochs
+    # are a second configuration, not a drift of the paper's.
+    repo = broken(tmp_path, "config.py", "    epochs: int = 40\n", "")
+    (repo / "config.py").write_text((repo / "config.py").read_text() + (
+        '\n\nSHORT_RUN = {"batch_size": 128, "epochs": 4}  # T training epochs\n'
+        'PAPER_RUN = {"batch_size": 128, "epochs": 40}  # T training epochs\n'))
+    result = results(repo)["smoothlr-D1-005"]
+    assert result.passed, result.reasons
+
+
+def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
+    from sabench.scaffolds.alignment_rules import stated_values
+
+    assert [v.keys for v in stated_values("Image resolution: 512×512")] == [frozenset({"512"})]
+    images = stated_values("256x256 resolution, 1,281,167 training images")
+    assert [v.text for v in images] == ["256", "1281167"] and "resolution" in images[0].quantity
+    price = stated_values("proprietary models $5.25 per 1M output tokens")
+    assert [(v.whole, v.per) for v in price] == [(False, False), (True, True)]
+
+
 def test_a_small_round_value_assigned_by_the_claim_is_checked(tmp_path: Path) -> None:
     repo = broken(tmp_path, "config.py", "label_smoothing: float = 0.1",
                   "label_smoothing: float = 0.3")
