@@ -235,24 +235,39 @@ def drift_stub(repo: Path, site: Site, rng: random.Random) -> bool:
 OPERATORS = ((" + ", " - "), (" - ", " + "), (" * ", " / "), (" / ", " * "))
 
 
+#: Lines whose arithmetic computes no part of the method: output, logging, assertions.
+NOT_COMPUTING = re.compile(r"^\s*(?:assert\b|(?:print|logging\.\w+|log\w*|logger\.\w+|"
+                           r"warnings\.warn|tqdm\.write|\w*\.set_description)\()")
+
+
 def drift_operator(repo: Path, site: Site, rng: random.Random) -> bool:
-    """One arithmetic operator in the evidence's Python code (not in a comment or a string)
-    swapped."""
+    """One arithmetic operator in the evidence's Python code swapped: not in a comment or a
+    string, not joining a string (`"\\n" + "=" * 70` formats output), and not on a line that
+    prints, logs or asserts."""
     for rel, start, end in site.ranges:
         if not rel.endswith(".py"):
             continue
         lines = lines_of(repo, rel)
         code = code_spans(rel, lines)
         for i in range(start - 1, min(end, len(lines))):
+            if NOT_COMPUTING.match(lines[i]):
+                continue
             for old, new in OPERATORS:
                 at = lines[i].find(old)
-                while at >= 0 and not in_code(code, i, at + 1):
+                while at >= 0 and (not in_code(code, i, at + 1) or
+                                   _joins_string(code, i, at, len(old))):
                     at = lines[i].find(old, at + 1)
                 if at >= 0:
                     lines[i] = lines[i][:at] + new + lines[i][at + len(old):]
                     write_lines(repo, rel, lines)
                     return True
     return False
+
+
+def _joins_string(spans: Spans | None, line: int, at: int, width: int) -> bool:
+    """The operator at `at` has a string literal right beside it."""
+    edges = [(a, b) for a, b in (spans or {}).get(line, ())]
+    return any(b == at or a == at + width for a, b in edges)
 
 
 def drift_remove(repo: Path, site: Site, rng: random.Random) -> bool:

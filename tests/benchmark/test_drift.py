@@ -121,3 +121,14 @@ def test_drift_test_on_development_runs(sabench_data: Path, tmp_path: Path) -> N
     assert sum(k["n"] for k in report["by_kind"].values()) == 12
     assert set(report["by_dimension"]) <= {"D1", "D2", "D3", "D4"}
     assert 0 <= report["detection"] <= 1 and 0 <= report["false_alarm_rate"] <= 1
+
+
+def test_an_operator_drift_changes_arithmetic_not_output_or_assertions(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        'def f(x, n, name):\n    logger.info("\\n" + "=" * 70)\n    s = "a" + name\n'
+        '    assert x + 1 > 0\n    return x / n\n')
+    claim = Claim(id="p-D2-001", dimension=Dimension.D2, text="f = x / n", source="")
+    assert drift_operator(tmp_path, Site(claim, (("m.py", 1, 5),)), random.Random(0))
+    assert (tmp_path / "m.py").read_text().splitlines()[1:] == [
+        '    logger.info("\\n" + "=" * 70)', '    s = "a" + name', "    assert x + 1 > 0",
+        "    return x * n"]
