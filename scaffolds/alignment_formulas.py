@@ -31,7 +31,7 @@ GREEK = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsil
          "φ": "phi", "ω": "omega", "ρ": "rho", "κ": "kappa", "π": "pi", "ϵ": "epsilon"}
 SYMBOLS = {"·": "*", "×": "*", "−": "-", "∗": "*", "⋅": "*", "⊙": "*"}
 #: A formula's right-hand side: after `=` up to a clause break.
-_RHS = re.compile(r"=\s*([^=,;:\n]+?)(?=\s*(?:[,;:\n]|\bwhere\b|\bfor\b|\bwith\b|\.\s|$))")
+_RHS = re.compile(r"=\s*([^=,;:\n—–]+?)(?=\s*(?:[,;:\n—–]|\bwhere\b|\bfor\b|\bwith\b|\.\s|\.?$))")
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 #: A term: its factors (canonical strings) with exponents; the sign is kept beside it.
@@ -60,6 +60,9 @@ def normalise_formula(text: str) -> str:
         text = text.replace(symbol, op)
     for letter, name in GREEK.items():
         text = text.replace(letter, name)
+    text = re.sub(r"\|\|([^|]+)\|\|(?:_\{?2\}?)?", r"norm(\1)", text)  # ||x||_2 -> norm(x)
+    text = re.sub(r"√\s*([A-Za-z_][\w{}]*|\d+(?:\.\d+)?)", r"sqrt(\1)", text)  # √d_k
+    text = text.replace("√", "sqrt")
     text = re.sub(r"\\([A-Za-z]+)", r"\1", text)  # \alpha -> alpha
     text = re.sub(r"_\{([A-Za-z0-9]+)\}", r"_\1", text)  # x_{1} -> x_1
     text = re.sub(r"\^\{([^{}]+)\}", r"**(\1)", text)
@@ -73,11 +76,8 @@ _GROUP = re.compile(r"\(([^()]*[-+*/][^()]*)\)")
 def claim_shapes(text: str) -> list[Shape]:
     """The sums and divisions of the claim's formulas (right-hand sides of `=`, and bracketed
     groups) that Python's parser can read."""
-    text = normalise_formula(text)
-    pieces = [m.group(1) for m in _RHS.finditer(text)] + [m.group(1) for m in
-                                                           _GROUP.finditer(text)]
     found: list[Shape] = []
-    for piece in dict.fromkeys(p.strip() for p in pieces):
+    for piece in formula_pieces(text):
         try:
             tree = parse_python(piece, mode="eval")
         except (SyntaxError, ValueError, RecursionError):
@@ -85,6 +85,14 @@ def claim_shapes(text: str) -> list[Shape]:
         found += [s for s in shapes_of(tree.body) if _named(s) and s.parts not in
                   {f.parts for f in found}]
     return found
+
+
+def formula_pieces(text: str) -> list[str]:
+    """The claim's formulas: right-hand sides of `=`, and bracketed groups, normalised."""
+    text = normalise_formula(text)
+    pieces = [m.group(1) for m in _RHS.finditer(text)] + [m.group(1) for m in
+                                                           _GROUP.finditer(text)]
+    return list(dict.fromkeys(p.strip() for p in pieces))
 
 
 def _named(shape: Shape) -> bool:
@@ -141,7 +149,7 @@ def flatten_sum(node: ast.AST, sign: int = 1) -> list[tuple[ast.AST, int]]:
 
 
 def flatten_product(node: ast.AST, exponent: int = 1) -> list[tuple[ast.AST, int]]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.MatMult)):
         right = -exponent if isinstance(node.op, ast.Div) else exponent
         return flatten_product(node.left, exponent) + flatten_product(node.right, right)
     return [(node, exponent)]
@@ -179,11 +187,36 @@ def canonical(node: ast.AST) -> str | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
         base, power = canonical(node.left), canonical(node.right)
         return None if base is None or power is None else f"{base}^{power}"
-    if isinstance(node, ast.Call) and not node.keywords:
-        name = canonical(node.func)
-        args = [canonical(a) for a in node.args]
-        return None if name is None or None in args else f"{name}({','.join(args)})"
+    if isinstance(node, ast.Call):
+        return _call(node)
     return None
+
+
+#: Operations whose keyword arguments (`dim=-1`, `keepdim=True`) do not change what they
+#: compute for a formula, and which a method call applies to its object (`x.norm()`).
+_OPERATIONS = frozenset({"sqrt", "norm", "exp", "log", "sum", "mean", "softmax", "sigmoid",
+                         "tanh", "abs"})
+
+
+def _call(node: ast.Call) -> str | None:
+    """`sqrt(d)` is `d^0.5`; `x.norm(p=2, dim=-1)` and `torch.norm(x)` are `norm(x)`."""
+    name = canonical(node.func)
+    if name is None:
+        return None
+    operation = name if isinstance(node.func, ast.Name) else atom(node.func.attr)
+    if operation in _OPERATIONS:
+        operands = node.args or ([node.func.value] if isinstance(node.func, ast.Attribute)
+                                 else [])
+        if len(operands) != 1:
+            return None
+        operand = canonical(operands[0])
+        if operand is None:
+            return None
+        return f"{operand}^0.5" if operation == "sqrt" else f"{operation}({operand})"
+    if node.keywords:
+        return None
+    args = [canonical(a) for a in node.args]
+    return None if None in args else f"{name}({','.join(args)})"
 
 
 def atom(name: str) -> str:
@@ -207,21 +240,30 @@ def code_shapes(index: RepoIndex, file: str) -> list[Shape]:
 
 
 def _parse_shapes(index: RepoIndex, file: str) -> list[Shape]:
+    return [shape for _, expression in _statement_expressions(index, file)
+            for shape in shapes_of(expression, file)]
+
+
+def _statement_expressions(index: RepoIndex, file: str) -> list[tuple[ast.stmt, ast.expr]]:
+    """The expressions of every statement (not of definitions) of a Python file outside
+    tests, parsed once per file."""
+    cache = index.cache.setdefault("alignment_expressions", {})
+    if file in cache:
+        return cache[file]
     entry = index.files.get(file)
-    if entry is None or entry.lang != "python" or entry.kind == EvidenceKind.TEST:
-        return []
-    try:
-        tree = parse_python("\n".join(entry.lines))
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    shapes = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef,
-                                                               ast.AsyncFunctionDef)):
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr):
-                    shapes += shapes_of(child, file)
-    return shapes
+    found: list[tuple[ast.stmt, ast.expr]] = []
+    if entry is not None and entry.lang == "python" and entry.kind != EvidenceKind.TEST:
+        try:
+            tree = parse_python("\n".join(entry.lines))
+        except (SyntaxError, ValueError, RecursionError):
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.stmt) and not isinstance(
+                    node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+                found += [(node, c) for c in ast.iter_child_nodes(node)
+                          if isinstance(c, ast.expr)]
+    cache[file] = found
+    return found
 
 
 def operator_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
@@ -239,10 +281,106 @@ def operator_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     for shape in wanted:
         alike = [c for c in code if c.kind == shape.kind and c.key() == shape.key()]
         same = [c for c in alike if c.parts in (shape.parts, shape.flipped())]
+        if not alike:  # the code names some factors otherwise: pair the terms it shares,
+            # and every sum that pairs must keep the claim's signs (one instance that does
+            # not, beside one that does, is still a drifted copy of the formula)
+            signs = [(c, paired_signs(shape, c)) for c in code]
+            alike = [c for c, pairs in signs if pairs and len({a * b for a, b in pairs}) > 1]
+            same = []
         if alike and not same:
             c = alike[0]
             out.append((f"the claim computes {shape.text}; the code computes {c.text} at "
                         f"{c.where}, with other signs", c.where))
+    return out
+
+
+def paired_signs(shape: Shape, code: Shape) -> list[tuple[int, int]] | None:
+    """A claim's sum and a code sum of as many terms, each claim term paired with the one code
+    term that shares a named factor of its own (one no other claim term has): `alpha *
+    param_tuned + (1 - alpha) * param_pretrained` with `(1 - alpha) * w_pre + alpha * w_ft`.
+    The (claim, code) sign of each pair, or None when the terms do not pair one to one."""
+    if shape.kind != "sum" or code.kind != "sum" or len(shape.parts) != len(code.parts):
+        return None
+    code_terms = list(code.parts)
+    pairs, used = [], set()
+    for term, sign in shape.parts:
+        others = {f for t, _ in shape.parts if t != term for f in _names(t)}
+        own = _names(term) - others
+        matches = [i for i, (t, _) in enumerate(code_terms) if own & _names(t)]
+        if len(matches) != 1 or matches[0] in used:
+            return None
+        used.add(matches[0])
+        pairs.append((sign, code_terms[matches[0]][1]))
+    return pairs
+
+
+def _names(term: Term) -> set[str]:
+    return {factor for factor, _ in term if not _number(factor)}
+
+
+# ------------------------------------------------------------------------------- scale factors
+
+
+def factor_sides(node: ast.AST) -> set[tuple[str, int]]:
+    """The operations and powers (`dk^0.5`, `norm(x)`, `exp(s)`) that the products under
+    `node` multiply (1) or divide (-1) by."""
+    out = set()
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.BinOp) or not isinstance(
+                sub.op, (ast.Mult, ast.Div, ast.MatMult)):
+            continue
+        factors = [(canonical(f), e) for f, e in flatten_product(sub)]
+        if sum(text is None or not _number(text) for text, _ in factors) < 2:
+            continue  # `1.0 / sqrt(d)` makes a scale that something else multiplies by
+        out |= {(text, e) for text, e in factors if text is not None and _operation(text)}
+    return out
+
+
+def _operation(text: str) -> bool:
+    """A factor that is an operation on named things (`norm(x)`, `dk^0.5`), not a bracketed
+    sum (`(1 - t)` is in too many formulas to say which one it belongs to)."""
+    return not text.startswith("(") and bool(re.search(r"[a-z]", text)) and (
+        "^" in text or bool(re.match(r"[a-z]+\(", text)))
+
+
+def claim_factor_sides(text: str) -> set[tuple[str, int]]:
+    out: set[tuple[str, int]] = set()
+    for piece in formula_pieces(text):
+        try:
+            out |= factor_sides(parse_python(piece, mode="eval").body)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+    return out
+
+
+def code_factor_sides(index: RepoIndex, file: str) -> list[tuple[int, str, int]]:
+    """(line, factor, side) of every product in a Python file (cached per file)."""
+    cache = index.cache.setdefault("alignment_factor_sides", {})
+    if file not in cache:
+        cache[file] = [(statement.lineno, factor, side)
+                       for statement, expression in _statement_expressions(index, file)
+                       for factor, side in factor_sides(expression)]
+    return cache[file]
+
+
+def factor_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
+                    ) -> list[tuple[str, str]]:
+    """(reason, where) for an operation or power the claim multiplies by and the carrying code
+    only divides by, or the other way round (`scores * sqrt(d_k)` written `/ sqrt(d_k)`,
+    `x / norm(x)` written `x * norm(x)`)."""
+    wanted = claim_factor_sides(claim.text) if claim.dimension == Dimension.D2 else set()
+    if not wanted:
+        return []
+    code = [(f"{d.file}:{line}", factor, side) for d in carriers(index, check)
+            for line, factor, side in code_factor_sides(index, d.file) if d.start <= line <= d.end]
+    out = []
+    for factor, side in sorted(wanted):
+        sides = {s for _, f, s in code if f == factor}
+        if sides == {-side}:
+            where = next(w for w, f, _ in code if f == factor)
+            verb, other = ("multiplies by", "divides by") if side > 0 else (
+                "divides by", "multiplies by")
+            out.append((f"the claim {verb} {factor}; the code {other} it at {where}", where))
     return out
 
 

@@ -165,6 +165,51 @@ def test_a_sign_the_paper_does_not_have_fails_the_formula(tmp_path: Path) -> Non
     assert any("other signs" in reason and "kernel.py:2" in reason for reason in result.reasons)
 
 
+def test_terms_the_code_names_otherwise_still_keep_the_claims_signs(tmp_path: Path) -> None:
+    # The code names the interpolated weights otherwise (w_ft, w_pre), but each term still
+    # shares a factor of its own with the claim's: alpha, and (1 - alpha).
+    claim = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
+                  text="Weight interpolation: param_wise = alpha * param_tuned + (1 - alpha) * "
+                       "param_pretrained — a linear path between the two models.")
+    paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,)})
+    for sign, fails in (("+", False), ("-", True)):
+        repo = tmp_path / f"repo{sign}"
+        repo.mkdir()
+        (repo / "interpolate.py").write_text(
+            "def interpolate_weights(alpha, w_pre, w_ft, head_pre, head_ft):\n"
+            "    head = (1 - alpha) * head_pre + alpha * head_ft\n"
+            f"    params = (1 - alpha) * w_pre {sign} alpha * w_ft\n    return params, head\n")
+        result = check_alignment(paper, repo)[0]
+        assert ("operations" in result.findings) is fails, result
+    assert any("other signs" in reason and "interpolate.py:3" in reason
+               for reason in result.reasons)
+
+
+def test_a_scale_the_code_divides_by_where_the_paper_multiplies(tmp_path: Path) -> None:
+    scale = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
+                  text="Attention logits of unit-norm queries and keys: scores = (q @ k^T) * "
+                       "sqrt(d_k), then softmax over the keys.")
+    norm = Claim(id="toy-D2-002", dimension=Dimension.D2, source="",
+                 text="Unit-norm projection of every hidden vector: Norm(x) = x / ||x||_2.")
+    paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (scale, norm)})
+    for scaled, normed in (("*", "/"), ("/", "*")):
+        repo = tmp_path / ("paper" if scaled == "*" else "drifted")
+        repo.mkdir()
+        (repo / "attention.py").write_text(
+            "import math\n\n\ndef attention_scores(q, k, d_k):\n"
+            f"    scores = (q @ k.T) {scaled} math.sqrt(d_k)\n    return scores.softmax(-1)\n")
+        (repo / "norms.py").write_text(
+            f"def unit_norm(x):\n    return x {normed} x.norm(dim=-1, keepdim=True)\n")
+        found = {r.id: r for r in check_alignment(paper, repo)}
+        drifted = scaled == "/"
+        assert ("operations" in found["toy-D2-001"].findings) is drifted, found
+        assert ("operations" in found["toy-D2-002"].findings) is drifted, found
+    assert "the claim multiplies by dk^0.5; the code divides by it at attention.py:5" in \
+        found["toy-D2-001"].reasons
+    assert "the claim divides by norm(x); the code multiplies by it at norms.py:2" in \
+        found["toy-D2-002"].reasons
+
+
 def test_a_step_that_reads_what_a_later_step_computes_fails_the_order(tmp_path: Path) -> None:
     split = ("    train_idx, val_idx, test_idx = stratified_split(labels, cfg.split_fractions, "
              "rng)\n")
