@@ -44,6 +44,7 @@ from sabench.verifiers.alignment import ClaimResult
 from sabench.verifiers.files import read_json
 from sabench.verifiers.index import parse_python
 from sabench.verifiers.spec import Claim, PaperSpec
+from sabench.verifiers.terms import term_set
 
 OFFICIAL_PASS = 0.5
 DROP = 0.01
@@ -291,23 +292,40 @@ CALL_LINE = re.compile(r"^\s*(?:[\w.\[\], ]+=\s*)?[\w.]+\(.*\)\s*$")
 
 #: Calls that report or declare rather than do a phase's work: swapping them reorders nothing.
 NOT_A_PHASE = re.compile(r"^\s*(?:[\w.\[\], ]+=\s*)?(?:print|logging\.\w+|log\w*|logger\.\w+|"
-                         r"warnings\.warn|\w*parser\.add_argument|\w+\.append|tqdm\.write)\(")
+                         r"warnings\.warn|\w*parser\.add_argument|\w+\.append|tqdm\.write|"
+                         r"super\(\)\.__init__)\(")
 
 
 def drift_swap(repo: Path, site: Site, rng: random.Random) -> bool:
-    """Two consecutive call lines of the evidence, at the same indentation, swapped (calls
-    that only print, log, or declare arguments are not phases and are left alone)."""
+    """Two consecutive call lines of the evidence, at the same indentation, swapped: the first
+    such pair whose calls both name a step of the claim (a word of the callee is the claim's),
+    else the first pair at all. Calls that only print, log, declare arguments or initialise a
+    base class are not phases and are left alone."""
+    steps = term_set(site.claim.text)
+    pairs = []
     for rel, start, end in site.ranges:
         lines = lines_of(repo, rel)
         for i in range(start - 1, min(end, len(lines)) - 1):
             a, b = lines[i], lines[i + 1]
-            if CALL_LINE.match(a) and CALL_LINE.match(b) and a != b and \
-                    _indent(a) == _indent(b) and not NOT_A_PHASE.match(a) and \
-                    not NOT_A_PHASE.match(b):
-                lines[i], lines[i + 1] = b, a
-                write_lines(repo, rel, lines)
-                return True
-    return False
+            if _phase_call(a) and _phase_call(b) and a != b and _indent(a) == _indent(b):
+                pairs.append((rel, i, _names_step(a, steps) and _names_step(b, steps)))
+    if not pairs:
+        return False
+    rel, i, _ = next((p for p in pairs if p[2]), pairs[0])
+    lines = lines_of(repo, rel)
+    lines[i], lines[i + 1] = lines[i + 1], lines[i]
+    write_lines(repo, rel, lines)
+    return True
+
+
+def _phase_call(line: str) -> bool:
+    return bool(CALL_LINE.match(line)) and not NOT_A_PHASE.match(line)
+
+
+def _names_step(line: str, steps: set[str]) -> bool:
+    """The callee's name shares a word with the claim (`train_stage1` for "Stage 1 training")."""
+    callee = re.search(r"([\w.]+)\(", line)
+    return bool(callee) and bool(term_set(callee.group(1).replace(".", " ")) & steps)
 
 
 def _indent(line: str) -> str:

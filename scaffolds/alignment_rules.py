@@ -78,6 +78,7 @@ class StatedValue:
     symbol: str = ""
     unit: bool = False
     per: bool = False  # "per 1M tokens": the denominator of a rate, not a setting
+    head: str = ""  # the noun the words after the value end on ("A100 GPU hours": hour)
     whole: bool = True  # written as a whole number (`5.00` is a price, not a count)
 
 
@@ -108,8 +109,9 @@ def stated_values(text: str) -> list[StatedValue]:
         out.append(StatedValue(keys, raw, trivial, quantity_terms(text, start, length),
                                symbol.group(1).lower() if symbol else "",
                                bool(re.match(r"[A-Za-z]", after)),
-                               bool(re.search(r"\bper\s*$", before, re.IGNORECASE)),
-                               "." not in raw and float(numbers[0].value).is_integer()))
+                               per=bool(re.search(r"\bper\s*$", before, re.IGNORECASE)),
+                               whole="." not in raw and float(numbers[0].value).is_integer(),
+                               head=head_noun(text[start + length:])))
     return out
 
 
@@ -121,6 +123,23 @@ def closes_assignment(before: str, after: str) -> bool:
 
 def is_year(number: Number) -> bool:
     return number.raw.isdigit() and len(number.raw) == 4 and 1990 <= number.value <= 2030
+
+
+_LINKS = frozenset({"per", "of", "for", "in", "on", "each", "with", "at", "to", "and", "or",
+                    "the", "a", "an", "total"})
+
+
+def head_noun(tail: str) -> str:
+    """The term of the last word, of the (up to three) words right after a value, that is not
+    a linking word: what the value counts ("20.7k A100 GPU hours" counts hours, not GPUs)."""
+    if not re.match(r"\s+[A-Za-z]", tail):
+        return ""
+    words = re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]
+    for word in reversed(words):
+        terms = word_terms(word.lower()) if word.lower() not in _LINKS else ()
+        if terms:
+            return terms[0]
+    return ""
 
 
 def quantity_terms(text: str, start: int, length: int) -> frozenset[str]:
@@ -183,9 +202,11 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     model size, not a drift): the code that implements the claim sets the value otherwise.
     A name bound to any number the claim mentions (`8` of "6 (B) / 8 (L)") is no conflict."""
     windows = [(e.file, e.start_line, e.end_line) for e in check.evidence[:2]]
-    near = [a for a, _ in _name_terms(index) if scalar(a) and any(
+    near = [a for a, _ in _name_terms(index) if (scalar(a) or config_scalar(a)) and any(
         a.file == f and start <= a.line <= end for f, start, end in windows)]
-    mentioned = frozenset(normalise(n.value) for n in extract_numbers(claim.text))
+    mentioned = frozenset(normalise(n.value) for n in extract_numbers(claim.text)) | {
+        normalise(n.value * 1.024) for n in extract_numbers(claim.text)
+        if n.raw[-1:] in "kK"}  # a "1k" context is 1024 tokens as often as 1000
     out = []
     for value in values:
         quantity = value.quantity
@@ -194,7 +215,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         if value.unit or value.per:
             continue
         wrong = [a for a in near if not a.numbers & mentioned and
-                 (in_namespace(a, context.terms) or a.name.lower() == value.symbol) and
+                 (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
+                  in_settings(a)) and not numbered_elsewhere(a, claim.text) and
                  names_quantity(a, value, quantity) and
                  not holds_elsewhere(index, a, value)]
         if wrong:
@@ -226,6 +248,9 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str]) 
         return a.name.lower() == value.symbol or bool(parts) and parts == _parts(value.symbol)
     if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
         return False  # `n_models` counts models: it is not "models at $5.00"
+    if value.head and not any(covered(value.head, frozenset(word_terms(p)))
+                              for p in _parts(a.name)):
+        return False  # `gpus` is not "GPU hours"
     named = False
     for part in _parts(a.name):
         words = frozenset(word_terms(part))
@@ -269,6 +294,41 @@ def scalar(a: Assignment) -> bool:
     """A number that is neither a flag nor a 0/1 initialisation."""
     return isinstance(a.value, (int, float)) and not isinstance(a.value, bool) and \
         abs(a.value) not in (0, 1)
+
+
+def config_scalar(a: Assignment) -> bool:
+    """A configuration file's number (`timesteps: 40` is read as the text `40`)."""
+    if a.source != "config" or not isinstance(a.value, str) or len(a.numbers) != 1:
+        return False
+    try:
+        return abs(float(a.value)) not in (0.0, 1.0)
+    except ValueError:
+        return False
+
+
+#: The last word of a class that holds settings (`DiffusionConfig`, `TrainArgs`).
+_SETTINGS = re.compile(r"(?:config|configuration|args|arguments|params|parameters|settings|"
+                       r"hparams|hyperparameters|options|cfg)$", re.IGNORECASE)
+
+
+def numbered_elsewhere(a: Assignment, text: str) -> bool:
+    """The name's namespace is numbered (`stage1`, `phase_2`) and the claim gives that word
+    another number ("Stage 2 training"): another stage's setting."""
+    for part in a.path.lower().split(".")[:-1]:
+        found = re.fullmatch(r"([a-z]+)_?(\d+)", part)
+        if found:
+            given = re.findall(rf"\b{found.group(1)}\s*(\d+)", text.lower())
+            if given and found.group(2) not in given:
+                return True
+    return False
+
+
+def in_settings(a: Assignment) -> bool:
+    """A field of a settings class, or a key of a configuration file: its container names the
+    part of the system it configures (`DiffusionConfig`), which a claim about one of its
+    values need not name."""
+    parts = a.path.split(".")[:-1]
+    return a.source == "config" or (len(parts) == 1 and bool(_SETTINGS.search(parts[0])))
 
 
 def in_namespace(a: Assignment, claim: frozenset[str]) -> bool:

@@ -132,3 +132,15 @@ def test_an_operator_drift_changes_arithmetic_not_output_or_assertions(tmp_path:
     assert (tmp_path / "m.py").read_text().splitlines()[1:] == [
         '    logger.info("\\n" + "=" * 70)', '    s = "a" + name', "    assert x + 1 > 0",
         "    return x * n"]
+
+
+def test_a_phase_swap_prefers_the_claims_own_steps(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        "def main(cfg):\n    super().__init__()\n    cfg.seed_everything()\n    cfg.freeze()\n"
+        "    model = pretrain_encoder(cfg)\n    model = finetune_decoder(model)\n")
+    claim = Claim(id="p-D4-001", dimension=Dimension.D4, source="",
+                  text="Pretrain the encoder, then finetune the decoder")
+    assert drift_swap(tmp_path, Site(claim, (("m.py", 1, 6),)), random.Random(0))
+    assert (tmp_path / "m.py").read_text().splitlines()[1:] == [
+        "    super().__init__()", "    cfg.seed_everything()", "    cfg.freeze()",
+        "    model = finetune_decoder(model)", "    model = pretrain_encoder(cfg)"]

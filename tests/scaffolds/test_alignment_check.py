@@ -86,6 +86,27 @@ def test_a_second_configuration_in_the_same_file_is_no_conflict(tmp_path: Path) 
     assert result.passed, result.reasons
 
 
+def test_a_configuration_key_conflicts_only_within_its_own_stage(tmp_path: Path) -> None:
+    claim = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
+                  text="Stage 2 fine-tuning hyperparameters: lr=5e-5 for 40 training epochs.")
+    paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,)})
+    for stage2_lr, fails in (("5e-5", False), ("5e-4", True)):
+        repo = tmp_path / stage2_lr
+        repo.mkdir()
+        (repo / "config.yaml").write_text(
+            "stage1:\n  lr: 1e-4\n  epochs: 10\nstage2:\n"
+            f"  lr: {stage2_lr}\n  epochs: 40\n")
+        (repo / "train.py").write_text(
+            "import yaml\n\n\ndef finetune_stage2(model, path='config.yaml'):\n"
+            "    cfg = yaml.safe_load(open(path))['stage2']\n"
+            "    for epoch in range(cfg['epochs']):\n        model.step(cfg['lr'])\n")
+        result = check_alignment(paper, repo)[0]
+        assert (not result.passed) is fails, result
+    # stage1's lr and epochs are another stage's: only stage2's lr is named
+    assert result.reasons == ["stage2.lr = 5e-4 at config.yaml:5, where the claim is "
+                              "implemented, but the claim states 5e-5"], result.reasons
+
+
 def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
     from sabench.scaffolds.alignment_rules import stated_values
 
@@ -94,6 +115,8 @@ def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
     assert [v.text for v in images] == ["256", "1281167"] and "resolution" in images[0].quantity
     price = stated_values("proprietary models $5.25 per 1M output tokens")
     assert [(v.whole, v.per) for v in price] == [(False, False), (True, True)]
+    # what a value counts: "20.7k A100 GPU hours" are hours (a `gpus` setting is not it)
+    assert [v.head for v in stated_values("compute: 20.7k A100 GPU hours")] == ["hour"]
 
 
 def test_a_small_round_value_assigned_by_the_claim_is_checked(tmp_path: Path) -> None:
