@@ -125,6 +125,8 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
     if "stub" in rules_on:
         found += rules.stub_findings(index, claim, check)
         found += rules.stub_call_findings(index, claim, check)
+        found += [f for f in rules.concrete_stub_findings(index, claim, check)
+                  if f.where not in {g.where for g in found}]
     if "docs_only" in rules_on:
         found += rules.docs_findings(index, claim)
     if "entities" in rules_on:

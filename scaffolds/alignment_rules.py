@@ -427,6 +427,52 @@ def stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Fin
     return out[:3]
 
 
+def concrete_stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
+                           ) -> list[Finding]:
+    """A method that only raises NotImplementedError, of a class nothing can stand in for (not
+    an abstract base, not subclassed in the repository), where the class is named after the
+    claim (`GatingModule.forward` for a gating claim) or the method carries it: a constructor
+    or `forward` of that class that raises makes the claim's code unusable, whatever other
+    classes implement methods of the same name."""
+    claim_terms = frozenset(term_set(claim.text)) - _GENERIC
+    carrying = {d.qualname for d in carriers(index, check)}
+    out = []
+    for d, owner in _concrete_stubs(index):
+        words = name_terms(owner) - _GENERIC
+        doing = d.name in _WHAT_A_CLASS_DOES or all(
+            covered(t, claim_terms) for t in name_terms(d.name) - _GENERIC)
+        named = bool(words) and all(covered(t, claim_terms) for t in words) and doing
+        if named or d.qualname in carrying:
+            out.append(Finding("stub", f"{d.qualname} is a stub ({d.stub}) of a class nothing "
+                                       "else implements", f"{d.file}:{d.start}"))
+    return out[:3]
+
+
+#: Methods that are what a class does, whatever it is about (`forward` of a gating module).
+_WHAT_A_CLASS_DOES = frozenset({"__init__", "__post_init__", "__call__", "forward", "setup",
+                                "step", "run", "apply", "compute", "train_step", "sample"})
+_ABSTRACT_BASES = frozenset({"ABC", "ABCMeta", "Protocol", "Generic"})
+_ABSTRACT_NAME = re.compile(r"^(?:Base|Abstract)|(?:Base|Interface|Mixin|Protocol)$")
+
+
+def _concrete_stubs(index: RepoIndex) -> list[tuple[Definition, str]]:
+    """(method, class name) for methods outside tests that raise NotImplementedError in a
+    class that is not abstract: no abstract base, no `Base`/`Abstract` name, and no class
+    of the repository derives from it (cached)."""
+    found = index.cache.get("alignment_concrete_stubs")
+    if found is None:
+        classes = [d for d in index.definitions if d.kind == "class"]
+        derived = {base for c in classes for base in c.bases}
+        concrete = {c.qualname for c in classes if c.name not in derived and
+                    not _ABSTRACT_BASES & set(c.bases) and not _ABSTRACT_NAME.search(c.name)}
+        found = index.cache["alignment_concrete_stubs"] = [
+            (d, d.qualname.rsplit(".", 2)[-2]) for d in index.functions()
+            if d.kind == "method" and d.stub == "raises NotImplementedError" and
+            d.qualname.rsplit(".", 1)[0] in concrete and
+            index.files[d.file].kind != EvidenceKind.TEST]
+    return found
+
+
 def stub_call_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Finding]:
     """The code that carries the claim (the functions around its evidence, and its best
     function) calls a stub about the claim (a word of its name is the claim's) that no

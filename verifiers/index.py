@@ -67,6 +67,7 @@ class Definition:
     calls: list[tuple[str, int]] = field(default_factory=list)
     stub: str | None = None
     params: list[str] = field(default_factory=list)
+    bases: list[str] = field(default_factory=list)  # a class's base classes, last name part
 
 
 @dataclass(slots=True)
@@ -361,7 +362,9 @@ class _PythonVisitor(ast.NodeVisitor):
         return d
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self._define(node, "class")
+        d = self._define(node, "class")
+        d.bases = [b.attr if isinstance(b, ast.Attribute) else b.id for b in node.bases
+                   if isinstance(b, (ast.Attribute, ast.Name))]
         self._mark_docstring(node.body)
         self.scope.append(node.name)
         self.generic_visit(node)

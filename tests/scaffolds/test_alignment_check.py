@@ -166,6 +166,30 @@ def decoupled_weight_decay(''')
     assert "stub" not in results(repo)["smoothlr-D2-004"].findings
 
 
+def test_a_class_named_after_the_claim_that_cannot_be_built_is_a_stub(tmp_path: Path) -> None:
+    claim = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
+                  text="Output gating module: gated = sigmoid(W_g h) * h after attention.")
+    paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,)})
+    body = ("    def forward(self, h):\n        return sigmoid(self.w_g @ h) * h\n\n\n"
+            "def sigmoid(x):\n    return 1 / (1 + np.exp(-x))\n")
+    concrete = ("import numpy as np\n\n\nclass OutputGating:\n"
+                "    def __init__(self, dim):\n        raise NotImplementedError\n\n" + body)
+    # the same constructor in a base class that a subclass builds: abstract, not a stub
+    abstract = ("import numpy as np\n\n\nclass GatingBase:\n"
+                "    def __init__(self, dim):\n        raise NotImplementedError\n\n\n"
+                "class OutputGating(GatingBase):\n"
+                "    def __init__(self, dim):\n        self.w_g = np.eye(dim)\n\n" + body)
+    for name, code, fails in (("concrete", concrete, True), ("abstract", abstract, False)):
+        repo = tmp_path / name
+        repo.mkdir()
+        (repo / "gating.py").write_text(code)
+        result = check_alignment(paper, repo)[0]
+        assert ("stub" in result.findings) is fails, (name, result)
+        if fails:
+            assert "OutputGating.__init__ is a stub (raises NotImplementedError) of a class " \
+                   "nothing else implements" in result.reasons
+
+
 def test_an_operation_of_the_formula_that_no_code_computes(tmp_path: Path) -> None:
     repo = broken(tmp_path, "model.py", "(1.0 + np.cos(np.pi * epoch / total_epochs))",
                   "(2.0 - 2.0 * epoch / total_epochs)")
