@@ -43,6 +43,7 @@ from sabench.scaffolds.alignment_check import CHECKERS
 from sabench.verifiers.alignment import ClaimResult
 from sabench.verifiers.files import read_json
 from sabench.verifiers.index import parse_python
+from sabench.verifiers.numbers import GROUPED_THOUSANDS
 from sabench.verifiers.spec import Claim, PaperSpec
 from sabench.verifiers.terms import term_set
 
@@ -147,16 +148,12 @@ NAMING = re.compile(r"(?:[A-Za-z]-|(?:eq|eqs|equation|fig|figure|table|section|s
                     re.IGNORECASE)
 
 
-#: A number written with thousands separators (`106,600`): one value, not two.
-GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w,]|\.\d)")
-
-
 def claim_values(text: str) -> set[str]:
     """The numbers a claim states as values: names and labels left out, `1,000` read as one
     number, and 0 and 1 left out (they are in nearly every line of code, so the first one in
     the evidence is rarely the claim's, and ten times 0 is 0)."""
-    values = {m.group(0).replace(",", "") for m in GROUPED.finditer(text)}
-    plain = GROUPED.sub(lambda m: " " * len(m.group(0)), text)
+    values = {m.group(0).replace(",", "") for m in GROUPED_THOUSANDS.finditer(text)}
+    plain = GROUPED_THOUSANDS.sub(lambda m: " " * len(m.group(0)), text)
     values |= {m.group(1) for m in NUMBER.finditer(plain)
                if not NAMING.search(plain[max(0, m.start() - 12):m.start()])}
     return {v for v in values if _float(v) not in (0.0, 1.0)}

@@ -7,8 +7,12 @@ points on SA-Bench (see the project's failure taxonomy), and the drifts a repair
 - `values`: every value the claim states (distinctive numbers always, small round numbers when
   the claim assigns them, `tau = 5.0`) is set in code or config, and where a name of the
   claim's quantity (`epochs` for "40 training epochs") is bound, it is bound to that value;
+  in particular where the check finds the claim implemented (its best evidence), the
+  quantity's own name holds the stated value, whatever copies elsewhere hold;
 - `stub`: the code that best matches the claim is not a stub (`pass`, `raise
-  NotImplementedError`, a constant return), and no function named after the claim is one;
+  NotImplementedError`, a constant return), no function named after the claim is one, the
+  claim's code calls none about it, and no class named after the claim that nothing can
+  stand in for raises NotImplementedError where it does its work (`__init__`, `forward`);
 - `docs_only`: the claim is not only restated in comments, docstrings, docs or tests;
 - `entities`: the datasets, baselines and metrics a protocol claim names appear in code;
 - `order`: the steps of an ordering claim, located in one function's body, come in the
@@ -23,7 +27,13 @@ from dataclasses import dataclass
 from sabench.verifiers.checks import ClaimCheck, claim_steps, view
 from sabench.verifiers.evidence import make_query
 from sabench.verifiers.index import Assignment, Definition, RepoIndex
-from sabench.verifiers.numbers import Number, extract_numbers, is_trivial, normalise
+from sabench.verifiers.numbers import (
+    GROUPED_THOUSANDS,
+    Number,
+    extract_numbers,
+    is_trivial,
+    normalise,
+)
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.terms import split_identifier, term_set, word_terms
 from sabench.verifiers.types import EvidenceKind
@@ -60,8 +70,6 @@ _SYMBOLS = frozenset({"alpha", "beta", "gamma", "delta", "epsilon", "eps", "zeta
                       "temperature", "mean", "std", "lr", "discount", "params", "alph"})
 
 
-#: A number written with thousands separators (`1,281,167`), read as one number.
-_GROUPED = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w,]|\.\d)")
 #: The rest of a square size after its first side (`×512` of "512×512").
 _SQUARE = re.compile(r"\s*[×x]\s*(\d+)(?![\w.])")
 
@@ -86,7 +94,7 @@ def stated_values(text: str) -> list[StatedValue]:
     """The values a claim states, each with the terms of the quantity it sets. Numbers inside
     formulas (`sqrt(1 - alpha)`), labels (`Eq. 3`), years, and small round numbers that the
     claim does not assign (`3 layers`, but `tau = 5.0` counts) are left out; so are 0 and 1."""
-    text = _GROUPED.sub(lambda m: m.group(0).replace(",", "").ljust(len(m.group(0))), text)
+    text = GROUPED_THOUSANDS.sub(lambda m: m.group(0).replace(",", "").ljust(len(m.group(0))), text)
     groups: dict[int, list[Number]] = {}
     for number in extract_numbers(text):
         groups.setdefault(number.start, []).append(number)
@@ -197,10 +205,12 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> tuple[
 def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                        values: list[StatedValue], context: ClaimContext) -> list[Finding]:
     """Where the check finds the claim (its two best evidence windows), the name of a stated
-    value's quantity is bound to a value the claim does not state, and no assignment of that
-    very name anywhere holds the stated one (that would be a second configuration, stage or
-    model size, not a drift): the code that implements the claim sets the value otherwise.
-    A name bound to any number the claim mentions (`8` of "6 (B) / 8 (L)") is no conflict."""
+    value's quantity is bound to a value the claim does not state: the code that implements
+    the claim sets the value otherwise, whatever other places hold the stated one. No
+    conflict when an assignment of that very name in the same file holds the stated value (a
+    second configuration, stage or model size side by side), when the name's namespace is
+    another stage's, or when the name holds any number the claim mentions (`8` of "6 (B) /
+    8 (L)")."""
     windows = [(e.file, e.start_line, e.end_line) for e in check.evidence[:2]]
     near = [a for a, _ in _name_terms(index) if (scalar(a) or config_scalar(a)) and any(
         a.file == f and start <= a.line <= end for f, start, end in windows)]
@@ -209,11 +219,11 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         if n.raw[-1:] in "kK"}  # a "1k" context is 1024 tokens as often as 1000
     out = []
     for value in values:
+        if value.unit or value.per:
+            continue
         quantity = value.quantity
         if not quantity - _SYMBOLS - _GENERIC and len(values) == 1:
             quantity |= context.head
-        if value.unit or value.per:
-            continue
         wrong = [a for a in near if not a.numbers & mentioned and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
                   in_settings(a)) and not numbered_elsewhere(a, claim.text) and
