@@ -337,7 +337,7 @@ def in_settings(a: Assignment) -> bool:
     """A field of a settings class, or a key of a configuration file: its container names the
     part of the system it configures (`DiffusionConfig`), which a claim about one of its
     values need not name."""
-    parts = a.path.split(".")[:-1]
+    parts = [p for p in a.path.split(".")[:-1] if p not in ("__init__", "__post_init__")]
     return a.source == "config" or (len(parts) == 1 and bool(_SETTINGS.search(parts[0])))
 
 
