@@ -28,6 +28,15 @@ def results(repo: Path, paper=PAPER) -> dict:  # noqa: ANN001 - PaperSpec
     return {r.id: r for r in check_alignment(paper, repo)}
 
 
+def toy_check(repo: Path, files: dict[str, str], *claims: Claim) -> dict:
+    """The check of a toy paper made of `claims` on a new repository holding `files`."""
+    repo.mkdir()
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    paper = PAPER.model_copy(update={"paper_id": "toy", "claims": claims})
+    return results(repo, paper)
+
+
 def broken(tmp_path: Path, file: str, old: str, new: str) -> Path:
     """A copy of the faithful reproduction with one replacement in one file."""
     repo = tmp_path / "repo"
@@ -200,14 +209,10 @@ def test_an_operation_of_the_formula_that_no_code_computes(tmp_path: Path) -> No
 def test_a_sign_the_paper_does_not_have_fails_the_formula(tmp_path: Path) -> None:
     claim = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
                   text="Interpolation kernel: mu_t = t*x_1 + k*(1-t)*x_0, then noise is added.")
-    paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,)})
     for sign, fails in (("+", False), ("-", True)):
-        repo = tmp_path / f"repo{sign}"
-        repo.mkdir()
-        (repo / "kernel.py").write_text(
+        result = toy_check(tmp_path / f"repo{sign}", {"kernel.py": (
             "def interpolation_kernel(t, k, x0, x1):\n"
-            f"    mu_t = t * x1 {sign} k * (1 - t) * x0\n    return mu_t\n")
-        result = check_alignment(paper, repo)[0]
+            f"    mu_t = t * x1 {sign} k * (1 - t) * x0\n    return mu_t\n")}, claim)[claim.id]
         assert ("operations" in result.findings) is fails, result
     assert any("other signs" in reason and "kernel.py:2" in reason for reason in result.reasons)
 
@@ -218,15 +223,12 @@ def test_terms_the_code_names_otherwise_still_keep_the_claims_signs(tmp_path: Pa
     claim = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
                   text="Weight interpolation: param_wise = alpha * param_tuned + (1 - alpha) * "
                        "param_pretrained — a linear path between the two models.")
-    paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,)})
     for sign, fails in (("+", False), ("-", True)):
-        repo = tmp_path / f"repo{sign}"
-        repo.mkdir()
-        (repo / "interpolate.py").write_text(
+        result = toy_check(tmp_path / f"repo{sign}", {"interpolate.py": (
             "def interpolate_weights(alpha, w_pre, w_ft, head_pre, head_ft):\n"
             "    head = (1 - alpha) * head_pre + alpha * head_ft\n"
-            f"    params = (1 - alpha) * w_pre {sign} alpha * w_ft\n    return params, head\n")
-        result = check_alignment(paper, repo)[0]
+            f"    params = (1 - alpha) * w_pre {sign} alpha * w_ft\n    return params, head\n"
+        )}, claim)[claim.id]
         assert ("operations" in result.findings) is fails, result
     assert any("other signs" in reason and "interpolate.py:3" in reason
                for reason in result.reasons)
