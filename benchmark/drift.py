@@ -5,12 +5,15 @@ check passes it before any change), inject one drift at that claim's official ev
 again, and count the claim as detected when it now fails. Kinds of drift, by dimension:
 
     D1 value     a value the claim states, where the evidence's code sets it (never in a
-                 comment or string, never a number of a name or label), times ten
+                 comment or string, never a number of a name or label, never 0 or 1),
+                 times ten
     D2 stub      the function holding the evidence replaced by `raise NotImplementedError`
-    D2 operator  one arithmetic operator of the evidence's code swapped (+ -, * /)
+    D2 operator  one arithmetic operator of the evidence's code swapped (+ -, * /), not one
+                 joining strings nor on a line that prints, logs or asserts
     D3 remove    the evidence lines commented out (the metric, baseline or split is gone)
-    D4 swap      two consecutive call lines of the evidence swapped (the phases reorder;
-                 prints, logging and argument declarations are not phases)
+    D4 swap      two consecutive call lines of the evidence swapped, preferably calls named
+                 after the claim's steps (the phases reorder; prints, logging, argument
+                 declarations and `super().__init__()` are not phases)
 
 Detected means the claim now fails, or its expected score dropped (by at least `DROP`): the
 check's verdict on it went down. `flagged` counts the stricter outcome, pass -> fail, which is
@@ -264,8 +267,7 @@ def drift_operator(repo: Path, site: Site, rng: random.Random) -> bool:
 
 def _joins_string(spans: Spans | None, line: int, at: int, width: int) -> bool:
     """The operator at `at` has a string literal right beside it."""
-    edges = [(a, b) for a, b in (spans or {}).get(line, ())]
-    return any(b == at or a == at + width for a, b in edges)
+    return any(b == at or a == at + width for a, b in (spans or {}).get(line, ()))
 
 
 def drift_remove(repo: Path, site: Site, rng: random.Random) -> bool:

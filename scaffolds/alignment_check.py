@@ -125,8 +125,9 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
     if "stub" in rules_on:
         found += rules.stub_findings(index, claim, check)
         found += rules.stub_call_findings(index, claim, check)
+        seen = {f.where for f in found}
         found += [f for f in rules.concrete_stub_findings(index, claim, check)
-                  if f.where not in {g.where for g in found}]
+                  if f.where not in seen]
     if "docs_only" in rules_on:
         found += rules.docs_findings(index, claim)
     if "entities" in rules_on:

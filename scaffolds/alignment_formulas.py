@@ -7,6 +7,9 @@ expression with exactly the same terms, it should hold them with the same signs 
 `t*x1 - k*(1-t)*x0` where the paper adds, with no expression of the same terms and signs in
 that code, is a sign or operator error that term-based evidence cannot see.
 
+Scale factors the same way: an operation or power the paper multiplies by (`* sqrt(d_k)`,
+`x / ||x||_2`) that the carrying code only divides by, or the other way round, fails too.
+
 Formulas are read with Python's own expression parser after light normalisation (`^` is a
 power, `x_{1}` is `x_1`, Greek letters are spelled out); a claim written in notation it cannot
 read, or whose terms the code names differently, simply finds nothing to compare. Names are
@@ -344,6 +347,7 @@ def _operation(text: str) -> bool:
 
 
 def claim_factor_sides(text: str) -> set[tuple[str, int]]:
+    """`factor_sides` of the claim's formulas that Python's parser can read."""
     out: set[tuple[str, int]] = set()
     for piece in formula_pieces(text):
         try:

@@ -173,9 +173,7 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> tuple[
     context = claim_context(claim.text)
     everywhere = _bound_numbers(index)
     for value in values:
-        quantity = value.quantity
-        if not quantity - _SYMBOLS - _GENERIC and len(values) == 1:
-            quantity |= context.head  # "Effective batch size: 40", "Label smoothing: eps = 0.1"
+        quantity = quantity_of(value, values, context)
         if not quantity and not value.symbol:
             continue
         related = [*related_assignments(index, quantity), *symbol_assignments(index, value)]
@@ -202,6 +200,15 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> tuple[
     return out, bool(bound) and all(bound)
 
 
+def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimContext
+                ) -> frozenset[str]:
+    """The value's quantity terms; a claim's only value named by a symbol alone takes its
+    head's words ("Effective batch size: 40", "Label smoothing: eps = 0.1")."""
+    if not value.quantity - _SYMBOLS - _GENERIC and len(values) == 1:
+        return value.quantity | context.head
+    return value.quantity
+
+
 def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                        values: list[StatedValue], context: ClaimContext) -> list[Finding]:
     """Where the check finds the claim (its two best evidence windows), the name of a stated
@@ -221,9 +228,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     for value in values:
         if value.unit or value.per:
             continue
-        quantity = value.quantity
-        if not quantity - _SYMBOLS - _GENERIC and len(values) == 1:
-            quantity |= context.head
+        quantity = quantity_of(value, values, context)
         wrong = [a for a in near if not a.numbers & mentioned and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
                   in_settings(a)) and not numbered_elsewhere(a, claim.text) and

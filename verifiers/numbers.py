@@ -27,9 +27,9 @@ _NUMBER = re.compile(
     """,
     re.VERBOSE,
 )
-# A bare power of ten, `10^-4` or `10^{-4}`: the mantissa 10 would otherwise be read alone.
 #: A number written with thousands separators (`1,281,167`): one number, not three.
 GROUPED_THOUSANDS = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w,]|\.\d)")
+# A bare power of ten, `10^-4` or `10^{-4}`: the mantissa 10 would otherwise be read alone.
 _POWER = re.compile(r"(?<![\w.])10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")
 _FRACTION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?![\w.])")
 
