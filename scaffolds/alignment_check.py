@@ -90,15 +90,19 @@ def check_alignment(spec: PaperSpec, repo: Path, ids: Collection[str] | None = N
         expected = (judge.probabilities([c.dimension for c in wanted], rows) @ LEVELS
                     if wanted else [])
         cut = {**THRESHOLDS, **(thresholds or {})}
-        results = [verdict(index, c, checks[c.id], float(e), cut[c.dimension.value], rules_on)
-                   for c, e in zip(wanted, expected, strict=True)]
+        numbers = frozenset().union(*(rules.mentioned_numbers(c.text) for c in spec.claims))
+        results = [verdict(index, c, checks[c.id], float(e), cut[c.dimension.value], rules_on,
+                           numbers) for c, e in zip(wanted, expected, strict=True)]
         index.release()
     return results
 
 
 def verdict(index: RepoIndex, claim: Claim, check: ClaimCheck, expected: float,
-            threshold: float, rules_on: Collection[str]) -> AlignmentResult:
-    found, values_bound = rule_findings(index, claim, check, rules_on)
+            threshold: float, rules_on: Collection[str],
+            paper_numbers: frozenset[str] = frozenset()) -> AlignmentResult:
+    """The claim's result; `paper_numbers` are the numbers of all the paper's claims (a value
+    the paper states for another setting is not a drift of this one)."""
+    found, values_bound = rule_findings(index, claim, check, rules_on, paper_numbers)
     failing = [f for f in found if f.fails]
     # A numerical claim whose every stated value is bound to a name of its quantity is
     # implemented, whatever the judge would score the windows it would be shown.
@@ -116,12 +120,13 @@ def verdict(index: RepoIndex, claim: Claim, check: ClaimCheck, expected: float,
 
 
 def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
-                  rules_on: Collection[str]) -> tuple[list[rules.Finding], bool]:
+                  rules_on: Collection[str], paper_numbers: frozenset[str] = frozenset()
+                  ) -> tuple[list[rules.Finding], bool]:
     """The rules' findings, and whether every value the claim states is bound."""
     found: list[rules.Finding] = []
     bound = False
     if "values" in rules_on:
-        found, bound = rules.value_findings(index, claim, check)
+        found, bound = rules.value_findings(index, claim, check, paper_numbers)
     if "stub" in rules_on:
         found += rules.stub_findings(index, claim, check)
         found += rules.stub_call_findings(index, claim, check)

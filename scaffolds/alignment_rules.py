@@ -138,13 +138,18 @@ _LINKS = frozenset({"per", "of", "for", "in", "on", "each", "with", "at", "to", 
 
 
 def head_noun(tail: str) -> str:
-    """The term of the last word, of the (up to three) words right after a value, that is not
-    a linking word: what the value counts ("20.7k A100 GPU hours" counts hours, not GPUs)."""
+    """The term of the last word of the noun phrase right after a value (up to three words,
+    ending before a linking word): what the value counts ("20.7k A100 GPU hours" counts
+    hours, not GPUs; "40 for fine-tuning" names no noun)."""
     if not re.match(r"\s+[A-Za-z]", tail):
         return ""
-    words = re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]
-    for word in reversed(words):
-        terms = word_terms(word.lower()) if word.lower() not in _LINKS else ()
+    phrase = []
+    for word in re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]:
+        if word.lower() in _LINKS:
+            break
+        phrase.append(word)
+    for word in reversed(phrase):
+        terms = word_terms(word.lower())
         if terms:
             return terms[0]
     return ""
@@ -161,8 +166,8 @@ def quantity_terms(text: str, start: int, length: int) -> frozenset[str]:
     return frozenset(before | after)
 
 
-def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> tuple[
-        list[Finding], bool]:
+def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
+                   paper_numbers: frozenset[str] = frozenset()) -> tuple[list[Finding], bool]:
     """Findings: a stated value bound nowhere while its quantity's own name holds another
     value (failing numerical claims; a reason only for the others); a numerical claim none of
     whose values is set. Also whether every value the claim states is bound to a name of its
@@ -189,7 +194,7 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> tuple[
                                                  f"but the claim states {value.text}",
                                f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1))
     seen = {f.where for f in out}
-    out += [f for f in evidence_conflicts(index, claim, check, values, context)
+    out += [f for f in evidence_conflicts(index, claim, check, values, context, paper_numbers)
             if f.where not in seen]
     # The values the claim states (not its labels, years or model names): none set in code.
     if claim.dimension == Dimension.D1 and values and \
@@ -200,40 +205,51 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> tuple[
     return out, bool(bound) and all(bound)
 
 
-def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimContext
-                ) -> frozenset[str]:
+def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimContext,
+                any_value: bool = False) -> frozenset[str]:
     """The value's quantity terms; a claim's only value named by a symbol alone takes its
-    head's words ("Effective batch size: 40", "Label smoothing: eps = 0.1")."""
-    if not value.quantity - _SYMBOLS - _GENERIC and len(values) == 1:
+    head's words ("Effective batch size: 40", "Label smoothing: eps = 0.1"), and so does any
+    such value with `any_value` ("Chunk and condition lengths: l=16, P_max=49")."""
+    if not value.quantity - _SYMBOLS - _GENERIC and (len(values) == 1 or any_value):
         return value.quantity | context.head
     return value.quantity
 
 
+def mentioned_numbers(text: str) -> frozenset[str]:
+    """Every number a text mentions, normalised (with 1024 for "1k": a "1k" context is 1024
+    tokens as often as 1000)."""
+    numbers = extract_numbers(text)
+    return frozenset(normalise(n.value) for n in numbers) | {
+        normalise(n.value * 1.024) for n in numbers if n.raw[-1:] in "kK"}
+
+
 def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
-                       values: list[StatedValue], context: ClaimContext) -> list[Finding]:
+                       values: list[StatedValue], context: ClaimContext,
+                       paper_numbers: frozenset[str] = frozenset()) -> list[Finding]:
     """Where the check finds the claim (its two best evidence windows), the name of a stated
     value's quantity is bound to a value the claim does not state: the code that implements
     the claim sets the value otherwise, whatever other places hold the stated one. No
-    conflict when an assignment of that very name in the same file holds the stated value (a
-    second configuration, stage or model size side by side), when the name's namespace is
-    another stage's, or when the name holds any number the claim mentions (`8` of "6 (B) /
-    8 (L)")."""
+    conflict when an assignment of that very name in the same file holds the stated value
+    and this one holds a number the paper states elsewhere (`paper_numbers`: a second
+    configuration, stage or model size side by side), when the name's namespace is another
+    stage's, or when the name holds any number the claim mentions (`8` of "6 (B) / 8
+    (L)")."""
     windows = [(e.file, e.start_line, e.end_line) for e in check.evidence[:2]]
     near = [a for a, _ in _name_terms(index) if (scalar(a) or config_scalar(a)) and any(
         a.file == f and start <= a.line <= end for f, start, end in windows)]
-    mentioned = frozenset(normalise(n.value) for n in extract_numbers(claim.text)) | {
-        normalise(n.value * 1.024) for n in extract_numbers(claim.text)
-        if n.raw[-1:] in "kK"}  # a "1k" context is 1024 tokens as often as 1000
+    mentioned = mentioned_numbers(claim.text)
     out = []
     for value in values:
         if value.unit or value.per:
             continue
-        quantity = quantity_of(value, values, context)
+        # Names are only looked at where the claim is found and must hold a number the claim
+        # never mentions, so a symbol may take the head's words even beside other values.
+        quantity = quantity_of(value, values, context, any_value=True)
         wrong = [a for a in near if not a.numbers & mentioned and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
                   in_settings(a)) and not numbered_elsewhere(a, claim.text) and
-                 names_quantity(a, value, quantity) and
-                 not holds_elsewhere(index, a, value)]
+                 names_quantity(a, value, quantity, context.terms) and
+                 not (holds_elsewhere(index, a, value) and a.numbers & paper_numbers)]
         if wrong:
             a = wrong[0]
             out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
@@ -252,15 +268,20 @@ _NO_QUANTITY = frozenset({"num", "n", "nb", "number", "total", "cfg", "config", 
                           "default", "hparams", "param", "params"})
 
 
-def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str]) -> bool:
+def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
+                   claim: frozenset[str] = frozenset()) -> bool:
     """`a` is named as the value's quantity: the identifier the claim binds it to, in the same
     parts (`num_inference_steps` for `inference_steps=100`, not `min_lr` for `max_lr` nor
-    `beta2` for `beta1`), or, when the claim gives no identifier longer than a letter, a name
-    whose every part is a word of the quantity or generic (`max_steps` is not "sampling
-    steps", `weight_decay_t2i` not "weight decay")."""
+    `beta2` for `beta1`), or, when the claim gives no identifier longer than a letter, that
+    letter (`N` for "N = 20") or a name whose every part is a word of the quantity, of the
+    claim or generic, one at least the quantity's (`max_steps` is not "sampling steps",
+    `weight_decay_t2i` not "weight decay", but `downstream_epochs` is "Downstream task: 500
+    epochs")."""
+    if a.name.lower() == value.symbol:
+        return True
     if len(value.symbol) > 1:
         parts = _parts(a.name)
-        return a.name.lower() == value.symbol or bool(parts) and parts == _parts(value.symbol)
+        return bool(parts) and parts == _parts(value.symbol)
     if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
         return False  # `n_models` counts models: it is not "models at $5.00"
     if value.head and not any(covered(value.head, frozenset(word_terms(p)))
@@ -273,9 +294,13 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str]) 
             return False
         if words <= _GENERIC - _QUALIFIERS:
             continue
-        if not any(covered(t, quantity) for t in words):
+        of_quantity = any(covered(t, quantity) for t in words)
+        # Another word of the claim may say whose quantity it is (`downstream_epochs` for
+        # "Downstream task: 500 epochs"); a qualifier must be the quantity's own.
+        if not of_quantity and (words <= _QUALIFIERS or not any(covered(t, claim)
+                                                                for t in words)):
             return False
-        named = named or bool(words - _QUALIFIERS)
+        named = named or (of_quantity and bool(words - _QUALIFIERS))
     return named
 
 

@@ -126,6 +126,43 @@ def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
     assert [(v.whole, v.per) for v in price] == [(False, False), (True, True)]
     # what a value counts: "20.7k A100 GPU hours" are hours (a `gpus` setting is not it)
     assert [v.head for v in stated_values("compute: 20.7k A100 GPU hours")] == ["hour"]
+    # ... and a value followed by a preposition counts nothing
+    assert [v.head for v in stated_values("timesteps K=40 for fine-tuning")] == [""]
+
+
+def test_a_second_configuration_excuses_only_a_value_the_paper_states(tmp_path: Path) -> None:
+    # Two settings classes side by side, each with a `cfg_scale`: the other one may hold the
+    # paper's value for another setting (5.0, stated by another claim), not any value.
+    t2v = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
+                text="CFG scale for T2V: classifier-free guidance scale=7.5")
+    vp = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
+               text="Video prediction sampling uses no guidance at 5.0 FPS conditioning")
+    for other, fails in (("5.0", False), ("75.0", True)):
+        files = {"config.py": (
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass T2VConfig:\n"
+            f"    cfg_scale: float = {other}  # classifier-free guidance scale\n\n\n"
+            "@dataclass\nclass SamplingConfig:\n"
+            "    cfg_scale: float = 7.5  # classifier-free guidance scale\n")}
+        result = toy_check(tmp_path / other, files, t2v, vp)["toy-D1-001"]
+        assert (not result.passed) is fails, result.reasons
+    assert "T2VConfig.cfg_scale = 75.0" in result.reasons[0]
+
+
+def test_a_name_may_take_words_of_the_claim_besides_its_quantitys(tmp_path: Path) -> None:
+    # `downstream_epochs` is "Downstream task: 500 epochs"; `N` is "latent variables N = 20"
+    downstream = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
+                       text="Downstream task config: lr=1e-3, 500 epochs with cosine decay")
+    latent = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
+                   text="NAE-SAT latent model: latent variables N = 20, observations P = 280")
+    files = {"config.py": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n"
+        "    pretrain_epochs: int = 1000\n    downstream_lr: float = 1e-3\n"
+        "    downstream_epochs: int = 5000  # cosine decay\n\n\n@dataclass\n"
+        "class NAESATConfig:\n    N: int = 200  # latent variables\n    P: int = 280\n")}
+    checked = toy_check(tmp_path / "repo", files, downstream, latent)
+    assert "Config.downstream_epochs = 5000" in checked["toy-D1-001"].reasons[0]
+    assert "NAESATConfig.N = 200" in checked["toy-D1-002"].reasons[0]
+    assert not checked["toy-D1-001"].passed and not checked["toy-D1-002"].passed
 
 
 def test_a_small_round_value_assigned_by_the_claim_is_checked(tmp_path: Path) -> None:
