@@ -51,7 +51,7 @@ class Finding:
 
 # ------------------------------------------------------------------------------- values
 
-_ASSIGNED = re.compile(r"(?:=|:|≈)\s*$")
+_ASSIGNED = re.compile(r"(?:=|(?<![\d\s]):|≈)\s*$")  # not a slice or ratio (`[0:3]`, `3:1`)
 _LABEL = re.compile(r"(?:eq\.?|equation|eqs\.?|section|sec\.?|table|tab\.?|figure|fig\.?|"
                     r"appendix|algorithm|alg\.?|theorem|lemma|step|phase|stage|proposition|"
                     r"corollary|definition|line|top|rank|row|p|g)\s*[\(\[]?-?$", re.IGNORECASE)
@@ -70,6 +70,9 @@ _SYMBOLS = frozenset({"alpha", "beta", "gamma", "delta", "epsilon", "eps", "zeta
                       "temperature", "mean", "std", "lr", "discount", "params", "alph"})
 
 
+#: The bounds of an index range (`vel[0:3]`, `joint positions[12:41]`) are positions.
+_SLICE_BEFORE = re.compile(r"\[\s*-?\d*\s*:\s*$")
+_SLICE_AFTER = re.compile(r"\s*:\s*-?\d*\s*\]")
 #: The rest of a square size after its first side (`×512` of "512×512").
 _SQUARE = re.compile(r"\s*[×x]\s*(\d+)(?![\w.])")
 
@@ -107,7 +110,8 @@ def stated_values(text: str) -> list[StatedValue]:
         if length > len(raw):  # "512×512", "256x256 resolution": a size, not a product
             after = after[square.end():]
         elif _LABEL.search(before) or is_year(numbers[0]) or _OPERATOR_BEFORE.search(before) \
-                or (_OPERATOR_AFTER.search(after) and not closes_assignment(before, after)):
+                or (_OPERATOR_AFTER.search(after) and not closes_assignment(before, after)) \
+                or _SLICE_BEFORE.search(before) or _SLICE_AFTER.match(after):
             continue
         trivial = all(is_trivial(n.value) for n in numbers)
         if trivial and (not _ASSIGNED.search(before) or numbers[0].value in (0.0, 1.0)):
@@ -216,11 +220,15 @@ def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimCon
 
 
 def mentioned_numbers(text: str) -> frozenset[str]:
-    """Every number a text mentions, normalised (with 1024 for "1k": a "1k" context is 1024
-    tokens as often as 1000)."""
+    """Every number a text mentions, normalised, with 1024 for "1k" (a "1k" context is 1024
+    tokens as often as 1000) and each share of another number ("10% warmup" of "100k
+    steps" is 10,000 steps)."""
     numbers = extract_numbers(text)
+    shares = [n.value / 100 for n in numbers if n.percent]
     return frozenset(normalise(n.value) for n in numbers) | {
-        normalise(n.value * 1.024) for n in numbers if n.raw[-1:] in "kK"}
+        normalise(n.value * 1.024) for n in numbers if n.raw[-1:] in "kK"} | {
+        normalise(share * n.value) for share in shares for n in numbers
+        if not n.raw.endswith("%")}
 
 
 def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
@@ -248,7 +256,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         wrong = [a for a in near if not a.numbers & mentioned and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
                   in_settings(a)) and not numbered_elsewhere(a, claim.text) and
-                 names_quantity(a, value, quantity, context.terms) and
+                 names_quantity(a, value, quantity, context) and
                  not (holds_elsewhere(index, a, value) and a.numbers & paper_numbers)]
         if wrong:
             a = wrong[0]
@@ -269,7 +277,7 @@ _NO_QUANTITY = frozenset({"num", "n", "nb", "number", "total", "cfg", "config", 
 
 
 def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
-                   claim: frozenset[str] = frozenset()) -> bool:
+                   claim: ClaimContext) -> bool:
     """`a` is named as the value's quantity: the identifier the claim binds it to, in the same
     parts (`num_inference_steps` for `inference_steps=100`, not `min_lr` for `max_lr` nor
     `beta2` for `beta1`), or, when the claim gives no identifier longer than a letter, that
@@ -288,7 +296,7 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
                               for p in _parts(a.name)):
         return False  # `gpus` is not "GPU hours"
     named = False
-    for part in _parts(a.name):
+    for part in _name_parts(a.name, claim):
         words = frozenset(word_terms(part))
         if not words:  # a digit or a letter the quantity's words cannot vouch for
             return False
@@ -297,7 +305,7 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         of_quantity = any(covered(t, quantity) for t in words)
         # Another word of the claim may say whose quantity it is (`downstream_epochs` for
         # "Downstream task: 500 epochs"); a qualifier must be the quantity's own.
-        if not of_quantity and (words <= _QUALIFIERS or not any(covered(t, claim)
+        if not of_quantity and (words <= _QUALIFIERS or not any(covered(t, claim.terms)
                                                                 for t in words)):
             return False
         named = named or (of_quantity and bool(words - _QUALIFIERS))
@@ -306,6 +314,19 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
 
 def _parts(name: str) -> frozenset[str]:
     return frozenset(p.lower() for p in split_identifier(name)) - _NO_QUANTITY
+
+
+def _name_parts(name: str, claim: ClaimContext) -> frozenset[str]:
+    """The parts of a name, a piece of it with a digit kept whole when the claim writes it so
+    (`p2vae` for "P2VAE training", `stage3` for "Stage 3"): the claim's word, not a letter
+    and a digit."""
+    parts: set[str] = set()
+    for piece in re.split(r"[_\W]+", name.lower()):
+        if re.search(r"\d", piece) and piece in claim.joined:
+            parts.add(piece)
+        else:
+            parts.update(split_identifier(piece))
+    return frozenset(parts) - _NO_QUANTITY
 
 
 def holds_elsewhere(index: RepoIndex, near: Assignment, value: StatedValue) -> bool:
@@ -384,11 +405,18 @@ class ClaimContext:
 
     terms: frozenset[str]
     head: frozenset[str]
+    joined: frozenset[str] = frozenset()  # words with digits, as names write them: `stage3`
 
 
 def claim_context(text: str) -> ClaimContext:
     head = text.split(":", 1)[0] if ":" in text[:100] else ""
-    return ClaimContext(frozenset(term_set(text)), frozenset(term_set(head)))
+    joined = {m.group(0).lower() for m in re.finditer(r"\b[A-Za-z]+\d\w*", text)} | {
+        (m.group(1) + m.group(2)).lower() for m in re.finditer(r"\b([A-Za-z]+)[\s_-]?(\d+)\b", text)}
+    # "fine-tuning" is `finetune` in code as often as `fine_tuning`
+    hyphenated = {t for m in re.finditer(r"\b([A-Za-z]+)-([A-Za-z]+)\b", text)
+                  for t in word_terms((m.group(1) + m.group(2)).lower())}
+    return ClaimContext(frozenset(term_set(text)) | hyphenated, frozenset(term_set(head)),
+                        frozenset(joined))
 
 
 def shown(a: Assignment) -> str:

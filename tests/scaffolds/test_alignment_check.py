@@ -128,6 +128,9 @@ def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
     assert [v.head for v in stated_values("compute: 20.7k A100 GPU hours")] == ["hour"]
     # ... and a value followed by a preposition counts nothing
     assert [v.head for v in stated_values("timesteps K=40 for fine-tuning")] == [""]
+    # the bounds of index ranges are positions, not values
+    assert [v.text for v in stated_values(
+        "observation: 48 dims, base vel[0:3], command[9:12]; Phase 1: 32 steps")] == ["48", "32"]
 
 
 def test_a_second_configuration_excuses_only_a_value_the_paper_states(tmp_path: Path) -> None:
@@ -163,6 +166,28 @@ def test_a_name_may_take_words_of_the_claim_besides_its_quantitys(tmp_path: Path
     assert "Config.downstream_epochs = 5000" in checked["toy-D1-001"].reasons[0]
     assert "NAESATConfig.N = 200" in checked["toy-D1-002"].reasons[0]
     assert not checked["toy-D1-001"].passed and not checked["toy-D1-002"].passed
+
+
+def test_names_written_as_the_claim_writes_its_words(tmp_path: Path) -> None:
+    # `p2vae_batch_size` is "P2VAE ... batch size", `stage3_batch_size` "Stage 3", and
+    # `finetune_epochs` "fine-tuning"; a warmup of 10% of 100k steps is 10,000 steps
+    claim = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
+                  text="P2VAE training: batch size 256, 200 epochs of fine-tuning, 100k steps "
+                       "with 10% warmup")
+    stage = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
+                  text="Stage 3 training uses batch size 768")
+    config = ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n"
+              "    p2vae_batch_size: int = {}\n    finetune_epochs: int = {}\n"
+              "    p2vae_steps: int = 100000\n    p2vae_warmup_steps: int = 10000\n"
+              "    stage3_batch_size: int = {}\n")
+    faithful = toy_check(tmp_path / "faithful", {"config.py": config.format(256, 200, 768)},
+                         claim, stage)
+    assert all(r.passed for r in faithful.values()), {k: r.reasons for k, r in faithful.items()}
+    for drifted in ((2560, 200, 768), (256, 2000, 768), (256, 200, 7680)):
+        checked = toy_check(tmp_path / "-".join(map(str, drifted)),
+                            {"config.py": config.format(*drifted)}, claim, stage)
+        failing = [f"{k}: {r.reasons[0]}" for k, r in checked.items() if not r.passed]
+        assert len(failing) == 1 and str(max(drifted)) in failing[0], failing
 
 
 def test_a_small_round_value_assigned_by_the_claim_is_checked(tmp_path: Path) -> None:
