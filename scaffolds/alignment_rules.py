@@ -411,7 +411,8 @@ class ClaimContext:
 def claim_context(text: str) -> ClaimContext:
     head = text.split(":", 1)[0] if ":" in text[:100] else ""
     joined = {m.group(0).lower() for m in re.finditer(r"\b[A-Za-z]+\d\w*", text)} | {
-        (m.group(1) + m.group(2)).lower() for m in re.finditer(r"\b([A-Za-z]+)[\s_-]?(\d+)\b", text)}
+        (m.group(1) + m.group(2)).lower()
+        for m in re.finditer(r"\b([A-Za-z]+)[\s_-]?(\d+)\b", text)}
     # "fine-tuning" is `finetune` in code as often as `fine_tuning`
     hyphenated = {t for m in re.finditer(r"\b([A-Za-z]+)-([A-Za-z]+)\b", text)
                   for t in word_terms((m.group(1) + m.group(2)).lower())}
