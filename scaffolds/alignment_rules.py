@@ -33,6 +33,7 @@ from sabench.verifiers.numbers import (
     extract_numbers,
     is_trivial,
     normalise,
+    number_keys,
 )
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.terms import split_identifier, term_set, word_terms
@@ -70,6 +71,8 @@ _SYMBOLS = frozenset({"alpha", "beta", "gamma", "delta", "epsilon", "eps", "zeta
                       "temperature", "mean", "std", "lr", "discount", "params", "alph"})
 
 
+#: A word and a space before an assigned word: that word ends a phrase, it is no identifier.
+_PHRASE_END = re.compile(r"[A-Za-z]{2,}\s+$")
 #: The bounds of an index range (`vel[0:3]`, `joint positions[12:41]`) are positions.
 _SLICE_BEFORE = re.compile(r"\[\s*-?\d*\s*:\s*$")
 _SLICE_AFTER = re.compile(r"\s*:\s*-?\d*\s*\]")
@@ -118,6 +121,10 @@ def stated_values(text: str) -> list[StatedValue]:
             continue
         keys = frozenset(normalise(n.value) for n in numbers)
         symbol = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$", before)
+        if symbol and _PHRASE_END.search(before[:symbol.start()]) and \
+                len(symbol.group(1)) > 1 and symbol.group(1).isalpha() and \
+                symbol.group(1).lower() not in _SYMBOLS:
+            symbol = None  # "reverse sampling steps = 50": the last word of a phrase
         out.append(StatedValue(keys, raw, trivial, quantity_terms(text, start, length),
                                symbol.group(1).lower() if symbol else "",
                                bool(re.match(r"[A-Za-z]", after)),
@@ -243,10 +250,12 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     stage's, or when the name holds any number the claim mentions (`8` of "6 (B) / 8
     (L)")."""
     windows = [(e.file, e.start_line, e.end_line) for e in check.evidence[:2]]
-    near = [a for a, _ in _name_terms(index) if (scalar(a) or config_scalar(a)) and any(
+    near = [a for a, _ in _name_terms(index) if any(
         a.file == f and start <= a.line <= end for f, start, end in windows)]
+    near += lookup_defaults(index, windows)
     mentioned = mentioned_numbers(claim.text)
-    out = []
+    out = list_conflicts(claim, near, values, context, mentioned)
+    near = [a for a in near if scalar(a) or config_scalar(a)]
     for value in values:
         if value.unit or value.per:
             continue
@@ -264,6 +273,57 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                                                  "where the claim is implemented, but the claim "
                                                  f"states {value.text}", f"{a.file}:{a.line}",
                                fails=claim.dimension == Dimension.D1))
+    return out
+
+
+#: A key read with a default in place (`cfg.get("sampling_steps", 50)`, `getattr(args,
+#: "lr", 1e-4)`, `kwargs.pop("tau", 0.1)`): the default is what runs when nothing sets it.
+_LOOKUP_DEFAULT = re.compile(r"(?:\.get|\.pop|\bgetattr)\(\s*(?:[\w.]+\s*,\s*)?[\"'](\w+)[\"']"
+                             r"\s*,\s*(-?\d[\d_]*\.?\d*(?:[eE][-+]?\d+)?)\s*\)")
+
+
+def lookup_defaults(index: RepoIndex, windows: list[tuple[str, int, int]]
+                    ) -> list[Assignment]:
+    """The keys read with a numeric default in the windows, as assignments of the default."""
+    out = []
+    for file, start, end in windows:
+        entry = index.files.get(file)
+        if entry is None or entry.lang != "python":
+            continue
+        for number in range(start, min(end, len(entry.lines)) + 1):
+            for found in _LOOKUP_DEFAULT.finditer(entry.lines[number - 1]):
+                text = found.group(2).replace("_", "")
+                value = float(text) if re.search(r"[.eE]", text) else int(text)
+                out.append(Assignment(found.group(1), found.group(1), value, file, number,
+                                      "default", frozenset(number_keys(text))))
+    return out
+
+
+#: Nouns a size is counted in, not what it sizes ("128 units", "48 dims", "512 neurons").
+_SIZE_UNITS = frozenset({"unit", "dim", "dimension", "ele", "neuron"})
+#: Words of a name that say how values are held, not which (`hidden_shape`, `lr_list`).
+_CONTAINERS = frozenset({"shape", "list", "tuple", "size", "choic"})
+
+
+def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValue],
+                   context: ClaimContext, mentioned: frozenset[str]) -> list[Finding]:
+    """A list of numbers named as a stated value's quantity (`hidden_shape = [1280, 128,
+    128]` for "3 hidden layers of 128 units") that holds a value the claim states beside one
+    it never mentions: the claim's list with an element changed."""
+    out = []
+    for a in near:
+        if not isinstance(a.value, (list, tuple)) or len(a.value) < 2 or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in a.value):
+            continue
+        hits, misses = a.numbers & mentioned - {"0", "1"}, a.numbers - mentioned
+        named = [v for v in values if v.keys & hits and names_quantity(
+            a, v, quantity_of(v, values, context, any_value=True), context)]
+        if hits and misses and named:
+            out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
+                                                 "where the claim is implemented, holds "
+                                                 f"{', '.join(sorted(misses))}, but the claim "
+                                                 f"states {named[0].text}",
+                               f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1))
     return out
 
 
@@ -292,15 +352,15 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         return bool(parts) and parts == _parts(value.symbol)
     if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
         return False  # `n_models` counts models: it is not "models at $5.00"
-    if value.head and not any(covered(value.head, frozenset(word_terms(p)))
-                              for p in _parts(a.name)):
+    if value.head and value.head not in _SIZE_UNITS and not any(
+            covered(value.head, frozenset(word_terms(p))) for p in _parts(a.name)):
         return False  # `gpus` is not "GPU hours"
     named = False
     for part in _name_parts(a.name, claim):
         words = frozenset(word_terms(part))
         if not words:  # a digit or a letter the quantity's words cannot vouch for
             return False
-        if words <= _GENERIC - _QUALIFIERS:
+        if words <= (_GENERIC | _CONTAINERS) - _QUALIFIERS:
             continue
         of_quantity = any(covered(t, quantity) for t in words)
         # Another word of the claim may say whose quantity it is (`downstream_epochs` for

@@ -168,6 +168,29 @@ def test_a_name_may_take_words_of_the_claim_besides_its_quantitys(tmp_path: Path
     assert not checked["toy-D1-001"].passed and not checked["toy-D1-002"].passed
 
 
+def test_defaults_of_lookups_and_lists_are_values_where_the_claim_is_implemented(
+        tmp_path: Path) -> None:
+    # `cfg.get("sampling_steps", 500)` runs 500 when nothing sets it; `hidden_shape = [1280,
+    # 128, 128]` is the claim's list of 128s with one element changed
+    steps = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
+                  text="Sudoku: reverse sampling steps = 50, Gumbel noise coefficient = 0.5")
+    mlp = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
+                text="Policy network: MLP with 3 hidden layers of 128 units each")
+    code = ("class Sampler:\n    def __init__(self, config):\n"
+            "        self.sampling_steps = config.get(\"sampling_steps\", {})\n"
+            "        self.gumbel_noise_coefficient = config.get(\"gumbel\", 0.5)\n\n\n"
+            "class PolicyConfig:\n    def __init__(self):\n"
+            "        self.policy_mlp_hidden_shape = [{}, 128, 128]\n")
+    faithful = toy_check(tmp_path / "faithful", {"sampler.py": code.format(50, 128)},
+                         steps, mlp)
+    assert all(r.passed for r in faithful.values()), {k: r.reasons for k, r in faithful.items()}
+    drifted = toy_check(tmp_path / "drifted", {"sampler.py": code.format(500, 1280)},
+                        steps, mlp)
+    assert drifted["toy-D1-001"].reasons[0].startswith("sampling_steps = 500 at sampler.py:3")
+    assert "holds 1280, but the claim states 128" in drifted["toy-D1-002"].reasons[0]
+    assert not any(r.passed for r in drifted.values())
+
+
 def test_names_written_as_the_claim_writes_its_words(tmp_path: Path) -> None:
     # `p2vae_batch_size` is "P2VAE ... batch size", `stage3_batch_size` "Stage 3", and
     # `finetune_epochs` "fine-tuning"; a warmup of 10% of 100k steps is 10,000 steps
