@@ -94,12 +94,17 @@ class StatedValue:
     per: bool = False  # "per 1M tokens": the denominator of a rate, not a setting
     head: str = ""  # the noun the words after the value end on ("A100 GPU hours": hour)
     whole: bool = True  # written as a whole number (`5.00` is a price, not a count)
+    count: bool = False  # a small round number kept for the noun it counts ("4 GPUs")
+    start: int = -1  # where the value is written in the claim
 
 
-def stated_values(text: str) -> list[StatedValue]:
+def stated_values(text: str, small: bool = False) -> list[StatedValue]:
     """The values a claim states, each with the terms of the quantity it sets. Numbers inside
     formulas (`sqrt(1 - alpha)`), labels (`Eq. 3`), years, and small round numbers that the
-    claim does not assign (`3 layers`, but `tau = 5.0` counts) are left out; so are 0 and 1."""
+    claim does not assign (`3 layers`, but `tau = 5.0` counts) are left out; so are 0 and 1.
+    With `small`, a small round number that a noun follows is kept as a `count` ("4 GPUs",
+    "1000 training samples"): not to be looked for everywhere, as it is in most code, but
+    to be compared with a name that counts that noun."""
     text = GROUPED_THOUSANDS.sub(lambda m: m.group(0).replace(",", "").ljust(len(m.group(0))), text)
     groups: dict[int, list[Number]] = {}
     for number in extract_numbers(text):
@@ -117,7 +122,9 @@ def stated_values(text: str) -> list[StatedValue]:
                 or _SLICE_BEFORE.search(before) or _SLICE_AFTER.match(after):
             continue
         trivial = all(is_trivial(n.value) for n in numbers)
-        if trivial and (not _ASSIGNED.search(before) or numbers[0].value in (0.0, 1.0)):
+        loose = trivial and not _ASSIGNED.search(before)
+        if trivial and numbers[0].value in (0.0, 1.0) or loose and not (
+                small and head_noun(after)):
             continue
         keys = frozenset(normalise(n.value) for n in numbers)
         symbol = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$", before)
@@ -130,7 +137,8 @@ def stated_values(text: str) -> list[StatedValue]:
                                bool(re.match(r"[A-Za-z]", after)),
                                per=bool(re.search(r"\bper\s*$", before, re.IGNORECASE)),
                                whole="." not in raw and float(numbers[0].value).is_integer(),
-                               head=head_noun(text[start + length:])))
+                               head=head_noun(text[start + length:]), count=loose,
+                               start=start))
     return out
 
 
@@ -152,14 +160,7 @@ def head_noun(tail: str) -> str:
     """The term of the last word of the noun phrase right after a value (up to three words,
     ending before a linking word): what the value counts ("20.7k A100 GPU hours" counts
     hours, not GPUs; "40 for fine-tuning" names no noun)."""
-    if not re.match(r"\s+[A-Za-z]", tail):
-        return ""
-    phrase = []
-    for word in re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]:
-        if word.lower() in _LINKS:
-            break
-        phrase.append(word)
-    for word in reversed(phrase):
+    for word in reversed(_noun_phrase(tail)):
         terms = word_terms(word.lower())
         if terms:
             return terms[0]
@@ -169,12 +170,19 @@ def head_noun(tail: str) -> str:
 def quantity_terms(text: str, start: int, length: int) -> frozenset[str]:
     """The terms naming the quantity a value sets: its clause before it ("peak learning rate
     eta_0 ="), else the words right after it ("64 A100 GPUs", "T = 40 training epochs")."""
-    before = term_set(_CLAUSE.split(text[:start])[-1])
+    before = claim_terms(_CLAUSE.split(text[:start])[-1])
     tail = text[start + length:]
-    after = set()
+    after: frozenset[str] = frozenset()
     if re.match(r"\s+[A-Za-z]", tail):  # "40 training epochs", not a unit ("5s", "8x")
-        after = term_set(" ".join(re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]))
-    return frozenset(before | after)
+        after = claim_terms(" ".join(re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]))
+    return before | after
+
+
+def claim_terms(text: str) -> frozenset[str]:
+    """The terms of a claim's text, an acronym's plural read as its singular too ("GPUs" is
+    `gpu` as well as `gp` and `us`)."""
+    plurals = " ".join(m.group(1).lower() + "s" for m in re.finditer(r"\b([A-Z]{2,})s\b", text))
+    return frozenset(term_set(text)) | frozenset(term_set(plurals))
 
 
 def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
@@ -255,6 +263,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     near += lookup_defaults(index, windows)
     mentioned = mentioned_numbers(claim.text)
     out = list_conflicts(claim, near, values, context, mentioned)
+    values = stated_values(claim.text, small=True)
+    ones = [a for a in near if _is_one(a)]
     near = [a for a in near if scalar(a) or config_scalar(a)]
     for value in values:
         if value.unit or value.per:
@@ -262,10 +272,13 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         # Names are only looked at where the claim is found and must hold a number the claim
         # never mentions, so a symbol may take the head's words even beside other values.
         quantity = quantity_of(value, values, context, any_value=True)
-        wrong = [a for a in near if not a.numbers & mentioned and
+        # a fraction's quantity set to 1 is a value, not a flag or a counter's start
+        candidates = near + ones if not value.whole else near
+        taken = taken_by_others(value, values, claim.text)
+        wrong = [a for a in candidates if not a.numbers & mentioned and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
                   in_settings(a)) and not numbered_elsewhere(a, claim.text) and
-                 names_quantity(a, value, quantity, context) and
+                 names_quantity(a, value, quantity, context, taken) and
                  not (holds_elsewhere(index, a, value) and a.numbers & paper_numbers)]
         if wrong:
             a = wrong[0]
@@ -337,14 +350,15 @@ _NO_QUANTITY = frozenset({"num", "n", "nb", "number", "total", "cfg", "config", 
 
 
 def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
-                   claim: ClaimContext) -> bool:
+                   claim: ClaimContext, taken: frozenset[str] = frozenset()) -> bool:
     """`a` is named as the value's quantity: the identifier the claim binds it to, in the same
     parts (`num_inference_steps` for `inference_steps=100`, not `min_lr` for `max_lr` nor
     `beta2` for `beta1`), or, when the claim gives no identifier longer than a letter, that
     letter (`N` for "N = 20") or a name whose every part is a word of the quantity, of the
     claim or generic, one at least the quantity's (`max_steps` is not "sampling steps",
     `weight_decay_t2i` not "weight decay", but `downstream_epochs` is "Downstream task: 500
-    epochs")."""
+    epochs"). A claim's word that names another of its values (`taken`: "warmup" of "1000
+    epochs (200 warmup)") does not make the name this value's (`warmup_epochs`)."""
     if a.name.lower() == value.symbol:
         return True
     if len(value.symbol) > 1:
@@ -352,6 +366,8 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         return bool(parts) and parts == _parts(value.symbol)
     if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
         return False  # `n_models` counts models: it is not "models at $5.00"
+    if value.count and not counts_noun(a.name, value.head):
+        return False  # "5 seeds" is no `seed = 42`
     if value.head and value.head not in _SIZE_UNITS and not any(
             covered(value.head, frozenset(word_terms(p))) for p in _parts(a.name)):
         return False  # `gpus` is not "GPU hours"
@@ -365,11 +381,44 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         of_quantity = any(covered(t, quantity) for t in words)
         # Another word of the claim may say whose quantity it is (`downstream_epochs` for
         # "Downstream task: 500 epochs"); a qualifier must be the quantity's own.
-        if not of_quantity and (words <= _QUALIFIERS or not any(covered(t, claim.terms)
-                                                                for t in words)):
+        if not of_quantity and (words <= _QUALIFIERS or not any(
+                covered(t, claim.terms - taken) for t in words)):
             return False
         named = named or (of_quantity and bool(words - _QUALIFIERS))
     return named
+
+
+def taken_by_others(value: StatedValue, values: list[StatedValue], text: str
+                    ) -> frozenset[str]:
+    """The words naming the claim's other values' quantities, or what its other numbers
+    count ("(200 warmup)"), and not this value's quantity."""
+    others = set().union(*(v.quantity for v in values if v is not value))
+    for number in extract_numbers(text):
+        if number.start != value.start:
+            others |= term_set(" ".join(_noun_phrase(text[number.start + len(number.raw):])))
+    return frozenset(others) - value.quantity
+
+
+def _noun_phrase(tail: str) -> list[str]:
+    """The (up to three) words right after a value, up to a linking word or a stop."""
+    if not re.match(r"\s+[A-Za-z]", tail):
+        return []
+    phrase = []
+    for word in re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]:
+        if word.lower() in _LINKS:
+            break
+        phrase.append(word)
+    return phrase
+
+
+def counts_noun(name: str, noun: str) -> bool:
+    """The name counts `noun`: it has a count word beside the noun (`n_gpus`, `num_layer`),
+    or the noun in the plural after a word that says which (`train_samples`,
+    `convlstm_layers`; a bare `epochs` may count any epochs of the system)."""
+    parts = [p.lower() for p in split_identifier(name)]
+    has_noun = [p for p in parts if covered(noun, frozenset(word_terms(p)))]
+    return bool(has_noun) and (bool(_COUNTS & set(parts)) or len(parts) > 1 and any(
+        p.endswith("s") for p in has_noun))
 
 
 def _parts(name: str) -> frozenset[str]:
@@ -409,6 +458,11 @@ def _bound_numbers(index: RepoIndex) -> set[str]:
         found = index.cache["alignment_bound_numbers"] = {
             k for a, _ in _name_terms(index) for k in a.numbers}
     return found
+
+
+def _is_one(a: Assignment) -> bool:
+    return isinstance(a.value, (int, float)) and not isinstance(a.value, bool) and \
+        abs(a.value) == 1
 
 
 def scalar(a: Assignment) -> bool:
@@ -476,7 +530,7 @@ def claim_context(text: str) -> ClaimContext:
     # "fine-tuning" is `finetune` in code as often as `fine_tuning`
     hyphenated = {t for m in re.finditer(r"\b([A-Za-z]+)-([A-Za-z]+)\b", text)
                   for t in word_terms((m.group(1) + m.group(2)).lower())}
-    return ClaimContext(frozenset(term_set(text)) | hyphenated, frozenset(term_set(head)),
+    return ClaimContext(claim_terms(text) | hyphenated, claim_terms(head),
                         frozenset(joined))
 
 
