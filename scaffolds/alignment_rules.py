@@ -277,7 +277,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         taken = taken_by_others(value, values, claim.text)
         wrong = [a for a in candidates if not a.numbers & mentioned and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
-                  in_settings(a)) and not numbered_elsewhere(a, claim.text) and
+                  in_settings(a) or a.source == "default" and len(a.name) > 2) and
+                 not numbered_elsewhere(a, claim.text) and
                  names_quantity(a, value, quantity, context, taken) and
                  not (holds_elsewhere(index, a, value) and a.numbers & paper_numbers)]
         if wrong:
@@ -345,8 +346,8 @@ _QUALIFIERS = frozenset({"min", "minimum", "max", "maximum", "init", "initial"})
 #: Parts of an identifier that make it a count (`n_layers`, `num_models`).
 _COUNTS = frozenset({"n", "num", "nb", "number", "count"})
 #: Parts of an identifier that say nothing of its quantity (`num_steps` is `steps`).
-_NO_QUANTITY = frozenset({"num", "n", "nb", "number", "total", "cfg", "config", "args", "self",
-                          "default", "hparams", "param", "params"})
+_NO_QUANTITY = frozenset({"num", "n", "nb", "number", "count", "total", "cfg", "config", "args",
+                          "self", "default", "hparams", "param", "params"})
 
 
 def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
@@ -376,7 +377,7 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         words = frozenset(word_terms(part))
         if not words:  # a digit or a letter the quantity's words cannot vouch for
             return False
-        if words <= (_GENERIC | _CONTAINERS) - _QUALIFIERS:
+        if words <= (_GENERIC | _CONTAINERS | _SIZE_UNITS) - _QUALIFIERS:
             continue
         of_quantity = any(covered(t, quantity) for t in words)
         # Another word of the claim may say whose quantity it is (`downstream_epochs` for

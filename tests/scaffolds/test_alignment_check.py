@@ -176,6 +176,17 @@ def test_defaults_of_lookups_and_lists_are_values_where_the_claim_is_implemented
                   text="Sudoku: reverse sampling steps = 50, Gumbel noise coefficient = 0.5")
     mlp = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
                 text="Policy network: MLP with 3 hidden layers of 128 units each")
+    # a function's parameter named as the quantity (`hidden_dim=2560`, a size in dims;
+    # `gpu_count`) is a binding whatever the function is called
+    width = Claim(id="toy-D1-003", dimension=Dimension.D1, source="",
+                  text="Baseline policy MLP: 2 hidden layers of width 256 on 8 GPUs")
+    mlp_code = ("def build_mlp(input_dim, hidden_dim={}, num_layers=2):\n"
+                "    return [input_dim] + [hidden_dim] * num_layers\n\n\n"
+                "GPU_COUNT = {}\n")
+    for hidden, gpus, fails in ((256, 8, False), (2560, 8, True), (256, 80, True)):
+        result = toy_check(tmp_path / f"mlp{hidden}-{gpus}",
+                           {"mlp.py": mlp_code.format(hidden, gpus)}, width)["toy-D1-003"]
+        assert (not result.passed) is fails, result.reasons
     code = ("class Sampler:\n    def __init__(self, config):\n"
             "        self.sampling_steps = config.get(\"sampling_steps\", {})\n"
             "        self.gumbel_noise_coefficient = config.get(\"gumbel\", 0.5)\n\n\n"
