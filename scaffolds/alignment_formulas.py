@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sabench.scaffolds.alignment_rules import carriers
@@ -290,6 +291,13 @@ def operator_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
             signs = [(c, paired_signs(shape, c)) for c in code]
             alike = [c for c, pairs in signs if pairs and len({a * b for a, b in pairs}) > 1]
             same = []
+        if not alike:  # the code abbreviates the paper's names (`cmd_xy` for `c_xy`): pair
+            # the terms by abbreviation, and with that looser pairing fail only when no sum
+            # of the code pairs with the claim's signs
+            signs = [(c, paired_signs(shape, c, abbreviates)) for c in code]
+            signs = [(c, {a * b for a, b in pairs}) for c, pairs in signs if pairs]
+            alike = [c for c, products in signs if len(products) > 1]
+            same = [c for c, products in signs if len(products) == 1]
         if alike and not same:
             c = alike[0]
             out.append((f"the claim computes {shape.text}; the code computes {c.text} at "
@@ -297,10 +305,12 @@ def operator_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     return out
 
 
-def paired_signs(shape: Shape, code: Shape) -> list[tuple[int, int]] | None:
+def paired_signs(shape: Shape, code: Shape, same_name: Callable[[str, str], bool] | None = None
+                 ) -> list[tuple[int, int]] | None:
     """A claim's sum and a code sum of as many terms, each claim term paired with the one code
     term that shares a named factor of its own (one no other claim term has): `alpha *
     param_tuned + (1 - alpha) * param_pretrained` with `(1 - alpha) * w_pre + alpha * w_ft`.
+    `same_name` (default: equality) says when a claim's name and a code's name are the same.
     The (claim, code) sign of each pair, or None when the terms do not pair one to one."""
     if shape.kind != "sum" or code.kind != "sum" or len(shape.parts) != len(code.parts):
         return None
@@ -309,7 +319,9 @@ def paired_signs(shape: Shape, code: Shape) -> list[tuple[int, int]] | None:
     for term, sign in shape.parts:
         others = {f for t, _ in shape.parts if t != term for f in _names(t)}
         own = _names(term) - others
-        matches = [i for i, (t, _) in enumerate(code_terms) if own & _names(t)]
+        matches = [i for i, (t, _) in enumerate(code_terms) if own & _names(t)] \
+            if same_name is None else [i for i, (t, _) in enumerate(code_terms) if any(
+                same_name(a, b) for a in own for b in _names(t))]
         if len(matches) != 1 or matches[0] in used:
             return None
         used.add(matches[0])
@@ -319,6 +331,20 @@ def paired_signs(shape: Shape, code: Shape) -> list[tuple[int, int]] | None:
 
 def _names(term: Term) -> set[str]:
     return {factor for factor, _ in term if not _number(factor)}
+
+
+def abbreviates(paper: str, code: str) -> bool:
+    """The code's name is the paper's, or one of them abbreviates the other: the same name
+    with a short prefix (`x_pred` and `pred`), or the same first letter and the same last
+    two characters (`c_xy` and `cmd_xy`, `a_t` and `a_tilde_t`)."""
+    paper, code = paper.replace("^", ""), code.replace("^", "")  # `x_t^k` is `x_t_k`
+    if paper == code:
+        return True
+    short, long = sorted((paper, code), key=len)
+    if len(short) < 3 or not short.isalnum() or not long.isalnum():
+        return False
+    return long.endswith(short) and len(long) - len(short) <= 2 or \
+        short[0] == long[0] and short[-2:] == long[-2:]
 
 
 # ------------------------------------------------------------------------------- scale factors

@@ -376,6 +376,25 @@ def test_a_scale_the_code_divides_by_where_the_paper_multiplies(tmp_path: Path) 
         found["toy-D2-002"].reasons
 
 
+def test_signs_compare_through_abbreviated_names(tmp_path: Path) -> None:
+    # the code writes the paper's `c_xy` as `cmd_xy` and `x_t^k` as `x_t_k`
+    track = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
+                  text="Velocity tracking reward: r = exp(-||c_xy - v_xy||^2 / sigma^2)")
+    target = Claim(id="toy-D2-002", dimension=Dimension.D2, source="",
+                   text="Sample-wise velocity target: u = (x_1 - x_t^k) / (1 - t)")
+    for sign in ("-", "+"):
+        found = toy_check(tmp_path / f"repo{sign}", {"rewards.py": (
+            "import torch\n\n\ndef velocity_tracking_reward(cmd_xy, v_xy, sigma):\n"
+            f"    error = ((cmd_xy {sign} v_xy) ** 2).sum(dim=-1)\n"
+            "    return torch.exp(-error / sigma ** 2)\n\n\n"
+            "def velocity_target(x1, x_t_k, t):\n"
+            f"    return (x1 {sign} x_t_k) / (1 - t)\n")}, track, target)
+        for result in found.values():
+            assert ("operations" in result.findings) is (sign == "+"), result.reasons
+    assert found["toy-D2-001"].reasons[0].startswith(
+        "the claim computes c_xy - v_xy; the code computes cmd_xy + v_xy at rewards.py:5")
+
+
 def test_a_step_that_reads_what_a_later_step_computes_fails_the_order(tmp_path: Path) -> None:
     split = ("    train_idx, val_idx, test_idx = stratified_split(labels, cfg.split_fractions, "
              "rng)\n")
