@@ -372,14 +372,28 @@ def _operation(text: str) -> bool:
         "^" in text or bool(re.match(r"[a-z]+\(", text)))
 
 
-def claim_factor_sides(text: str) -> set[tuple[str, int]]:
-    """`factor_sides` of the claim's formulas that Python's parser can read."""
+def claim_factor_sides(text: str, named: bool = False) -> set[tuple[str, int]]:
+    """`factor_sides` of the claim's formulas that Python's parser can read (`named`: those of
+    `named_factor_sides`)."""
+    sides = named_factor_sides if named else factor_sides
     out: set[tuple[str, int]] = set()
     for piece in formula_pieces(text):
         try:
-            out |= factor_sides(parse_python(piece, mode="eval").body)
+            out |= sides(parse_python(piece, mode="eval").body)
         except (SyntaxError, ValueError, RecursionError):
             continue
+    return out
+
+
+def named_factor_sides(node: ast.AST) -> set[tuple[str, int]]:
+    """The names of more than one letter (`s_z`, `w_q_tau`) that the products under `node`
+    multiply (1) or divide (-1) by; a name on both sides of one product is left out."""
+    out = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.Mult, ast.Div, ast.MatMult)):
+            factors = [(canonical(f), e) for f, e in flatten_product(sub)
+                       if isinstance(f, (ast.Name, ast.Attribute))]
+            out |= {(text, e) for text, e in factors if text and len(text) > 1}
     return out
 
 
@@ -398,20 +412,43 @@ def factor_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     """(reason, where) for an operation or power the claim multiplies by and the carrying code
     only divides by, or the other way round (`scores * sqrt(d_k)` written `/ sqrt(d_k)`,
     `x / norm(x)` written `x * norm(x)`)."""
-    wanted = claim_factor_sides(claim.text) if claim.dimension == Dimension.D2 else set()
-    if not wanted:
+    if claim.dimension != Dimension.D2:
         return []
+    wanted = claim_factor_sides(claim.text)
     code = [(f"{d.file}:{line}", factor, side) for d in carriers(index, check)
             for line, factor, side in code_factor_sides(index, d.file) if d.start <= line <= d.end]
+    out = _opposite_sides(wanted, code, str.__eq__)
+    # names the code may abbreviate (`s_z`, `w_q_tau`), compared the same way
+    names = claim_factor_sides(claim.text, named=True)
+    if names:
+        named = [(f"{d.file}:{line}", factor, side) for d in carriers(index, check)
+                 for line, factor, side in code_named_sides(index, d.file)
+                 if d.start <= line <= d.end]
+        out += _opposite_sides(names, named, abbreviates)
+    return out
+
+
+def _opposite_sides(wanted: set[tuple[str, int]], code: list[tuple[str, str, int]],
+                    same: Callable[[str, str], bool]) -> list[tuple[str, str]]:
     out = []
     for factor, side in sorted(wanted):
-        sides = {s for _, f, s in code if f == factor}
+        sides = {s for _, f, s in code if same(factor, f)}
         if sides == {-side}:
-            where = next(w for w, f, _ in code if f == factor)
+            where = next(w for w, f, _ in code if same(factor, f))
             verb, other = ("multiplies by", "divides by") if side > 0 else (
                 "divides by", "multiplies by")
             out.append((f"the claim {verb} {factor}; the code {other} it at {where}", where))
     return out
+
+
+def code_named_sides(index: RepoIndex, file: str) -> list[tuple[int, str, int]]:
+    """(line, name, side) of every product in a Python file (cached per file)."""
+    cache = index.cache.setdefault("alignment_named_sides", {})
+    if file not in cache:
+        cache[file] = [(statement.lineno, factor, side)
+                       for statement, expression in _statement_expressions(index, file)
+                       for factor, side in named_factor_sides(expression)]
+    return cache[file]
 
 
 # ------------------------------------------------------------------------------- order of steps

@@ -372,6 +372,15 @@ def test_a_scale_the_code_divides_by_where_the_paper_multiplies(tmp_path: Path) 
         assert ("operations" in found["toy-D2-002"].findings) is drifted, found
     assert "the claim multiplies by dk^0.5; the code divides by it at attention.py:5" in \
         found["toy-D2-001"].reasons
+    # a name the paper multiplies by, which the code divides by (`z = z ⊙ s_z`)
+    logits = Claim(id="toy-D2-003", dimension=Dimension.D2, source="",
+                   text="Logits with element-wise scaling: z = z ⊙ s_z")
+    for op in ("*", "/"):
+        result = toy_check(tmp_path / f"logits{op == '/'}", {"head.py": (
+            "class Head:\n    def scaled_logits(self, z):\n"
+            f"        return z {op} self.s_z\n")}, logits)["toy-D2-003"]
+        assert ("operations" in result.findings) is (op == "/"), result.reasons
+    assert result.reasons[0] == "the claim multiplies by sz; the code divides by it at head.py:3"
     assert "the claim divides by norm(x); the code multiplies by it at norms.py:2" in \
         found["toy-D2-002"].reasons
 
