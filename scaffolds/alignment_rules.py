@@ -118,7 +118,8 @@ def stated_values(text: str, small: bool = False) -> list[StatedValue]:
         if length > len(raw):  # "512×512", "256x256 resolution": a size, not a product
             after = after[square.end():]
         elif _LABEL.search(before) or is_year(numbers[0]) or _OPERATOR_BEFORE.search(before) \
-                or (_OPERATOR_AFTER.search(after) and not closes_assignment(before, after)) \
+                or (_OPERATOR_AFTER.search(after) and not closes_assignment(before, after)
+                    and not (raw != "1" and alternatives(before, after))) \
                 or _SLICE_BEFORE.search(before) or _SLICE_AFTER.match(after):
             continue
         trivial = all(is_trivial(n.value) for n in numbers)
@@ -146,6 +147,13 @@ def closes_assignment(before: str, after: str) -> bool:
     """`(vocab_size=32000)`: the bracket after the value closes an aside that assigns it, not
     a formula the value is an operand of."""
     return bool(re.match(r"\s*\)", after) and re.search(r"[A-Za-z_]\w*\s*[=:]\s*$", before))
+
+
+def alternatives(before: str, after: str) -> bool:
+    """`n_layers=24/36`: an assigned value followed by others for other settings (model
+    sizes), not a formula (`h=1/K`); `1/3` is left to the caller as a fraction."""
+    return bool(_ASSIGNED.search(before) and re.match(r"(?:\s*/\s*\d+(?:\.\d+)?)+(?![\w.(/*^])",
+                                                   after))
 
 
 def is_year(number: Number) -> bool:
@@ -363,8 +371,12 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     if a.name.lower() == value.symbol:
         return True
     if len(value.symbol) > 1:
-        parts = _parts(a.name)
-        return bool(parts) and parts == _parts(value.symbol)
+        parts, own = _name_parts(a.name, claim), _parts(value.symbol)
+        # the claim's identifier with words of the claim before or after it (`fno_modes` for
+        # "FNO baseline: modes=16"), none of them a qualifier or another value's word
+        return bool(parts) and own <= parts and all(
+            p not in _QUALIFIERS and any(covered(t, claim.terms - taken) for t in word_terms(p))
+            for p in parts - own)
     if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
         return False  # `n_models` counts models: it is not "models at $5.00"
     if value.count and not counts_noun(a.name, value.head):

@@ -128,6 +128,9 @@ def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
     assert [v.head for v in stated_values("compute: 20.7k A100 GPU hours")] == ["hour"]
     # ... and a value followed by a preposition counts nothing
     assert [v.head for v in stated_values("timesteps K=40 for fine-tuning")] == [""]
+    # values for other model sizes after a slash are alternatives, a fraction is no value
+    assert [(v.text, v.symbol) for v in stated_values("n_layers=24/36, ratio r=1/3")] == [
+        ("24", "n_layers")]
     # the bounds of index ranges are positions, not values
     assert [v.text for v in stated_values(
         "observation: 48 dims, base vel[0:3], command[9:12]; Phase 1: 32 steps")] == ["48", "32"]
@@ -162,7 +165,12 @@ def test_a_name_may_take_words_of_the_claim_besides_its_quantitys(tmp_path: Path
         "    pretrain_epochs: int = 1000\n    downstream_lr: float = 1e-3\n"
         "    downstream_epochs: int = 5000  # cosine decay\n\n\n@dataclass\n"
         "class NAESATConfig:\n    N: int = 200  # latent variables\n    P: int = 280\n")}
-    checked = toy_check(tmp_path / "repo", files, downstream, latent)
+    fno = Claim(id="toy-D1-003", dimension=Dimension.D1, source="",
+                text="FNO baseline hyperparameters: modes=16, width=64")
+    files["fno.py"] = "class FNOConfig:\n    fno_modes = 160\n    fno_width = 64\n"
+    files["spectral.py"] = "SPECTRAL_MODES = 16  # kept by another model\n"
+    checked = toy_check(tmp_path / "repo", files, downstream, latent, fno)
+    assert checked["toy-D1-003"].reasons[0].startswith("FNOConfig.fno_modes = 160")
     assert "Config.downstream_epochs = 5000" in checked["toy-D1-001"].reasons[0]
     assert "NAESATConfig.N = 200" in checked["toy-D1-002"].reasons[0]
     assert not checked["toy-D1-001"].passed and not checked["toy-D1-002"].passed
