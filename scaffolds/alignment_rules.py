@@ -236,8 +236,10 @@ def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimCon
                 any_value: bool = False) -> frozenset[str]:
     """The value's quantity terms; a claim's only value named by a symbol alone takes its
     head's words ("Effective batch size: 40", "Label smoothing: eps = 0.1"), and so does any
-    such value with `any_value` ("Chunk and condition lengths: l=16, P_max=49")."""
-    if not value.quantity - _SYMBOLS - _GENERIC and (len(values) == 1 or any_value):
+    such value with `any_value` ("Chunk and condition lengths: l=16, P_max=49"), as does a
+    claim's only value however named ("Frequency of the inner loop: every 10,000 steps")."""
+    if len(values) == 1 and any_value or not value.quantity - _SYMBOLS - _GENERIC and (
+            len(values) == 1 or any_value):
         return value.quantity | context.head
     return value.quantity
 
@@ -387,6 +389,8 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     named = False
     for part in _name_parts(a.name, claim):
         words = frozenset(word_terms(part))
+        if not words and part in _LINKS:
+            continue  # `queries_per_prompt`
         if not words:  # a digit or a letter the quantity's words cannot vouch for
             return False
         if words <= (_GENERIC | _CONTAINERS | _SIZE_UNITS) - _QUALIFIERS:

@@ -214,19 +214,25 @@ def test_small_counts_compare_with_names_that_count_their_noun(tmp_path: Path) -
     # "4 H100 GPUs" is `n_gpus`, not a `seed`; "(200 warmup)" makes `warmup_epochs` the
     # warmup's, not the 1000 epochs'; a fraction set to 1 (`weight_decay = 1`) is a value
     gpus = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
-                 text="Training runs on 4 H100 GPUs with 5 random seeds")
+                 text="Training runs on 4 H100 GPUs with 5 random seeds, 1,000 queries per "
+                      "prompt")
     epochs = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
                    text="Pre-training config: 1000 epochs (200 warmup), weight_decay=0.1")
     config = ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n"
               "    n_gpus: int = {}\n    gpu_type: str = 'H100'\n    seed: int = 42\n"
+              "    num_queries_per_prompt: int = {}\n"
               "    random_seeds: tuple = (0, 1, 2, 3, 4)\n"
               "    pretrain_epochs: int = 1000\n    warmup_epochs: int = 200\n"
               "    weight_decay: float = {}\n")
-    faithful = toy_check(tmp_path / "faithful", {"config.py": config.format(4, 0.1)},
+    faithful = toy_check(tmp_path / "faithful", {"config.py": config.format(4, 1000, 0.1)},
                          gpus, epochs)
     assert all(r.passed for r in faithful.values()), {k: r.reasons for k, r in faithful.items()}
-    drifted = toy_check(tmp_path / "drifted", {"config.py": config.format(40, 1)}, gpus, epochs)
+    drifted = toy_check(tmp_path / "drifted", {"config.py": config.format(40, 1000, 1)},
+                        gpus, epochs)
     assert drifted["toy-D1-001"].reasons[0].startswith("TrainConfig.n_gpus = 40")
+    queries = toy_check(tmp_path / "queries", {"config.py": config.format(4, 10000, 0.1)},
+                        gpus, epochs)["toy-D1-001"]
+    assert queries.reasons[0].startswith("TrainConfig.num_queries_per_prompt = 10000")
     assert drifted["toy-D1-002"].reasons[0].startswith("TrainConfig.weight_decay = 1 ")
     assert not any(r.passed for r in drifted.values())
 
