@@ -636,13 +636,18 @@ def concrete_stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     classes implement methods of the same name."""
     claim_terms = frozenset(term_set(claim.text)) - _GENERIC
     carrying = {d.qualname for d in carriers(index, check)}
+    # the classes whose methods carry the claim: a constructor of theirs that raises stops
+    # every one of those methods
+    carrying_classes = {q.rsplit(".", 1)[0] for q in carrying if "." in q}
     out = []
     for d, owner in _concrete_stubs(index):
         words = name_terms(owner) - _GENERIC
         doing = d.name in _WHAT_A_CLASS_DOES or all(
             covered(t, claim_terms) for t in name_terms(d.name) - _GENERIC)
         named = bool(words) and all(covered(t, claim_terms) for t in words) and doing
-        if named or d.qualname in carrying:
+        constructs = d.name in ("__init__", "setup") and \
+            d.qualname.rsplit(".", 1)[0] in carrying_classes
+        if named or constructs or d.qualname in carrying:
             out.append(Finding("stub", f"{d.qualname} is a stub ({d.stub}) of a class nothing "
                                        "else implements", f"{d.file}:{d.start}"))
     return out[:3]

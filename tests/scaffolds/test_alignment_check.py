@@ -330,6 +330,22 @@ def test_a_class_named_after_the_claim_that_cannot_be_built_is_a_stub(tmp_path: 
                    "nothing else implements" in result.reasons
 
 
+def test_a_class_carrying_the_claim_that_cannot_be_built_fails_it(tmp_path: Path) -> None:
+    # the class is not named after the claim, but its method carries it: a constructor
+    # that raises stops that method too
+    claim = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
+                  text="Relative L2 error: rel_l2 = ||x_pred - x_gt||_2 / ||x_gt||_2")
+    helpers = "".join(f"\n    def log_{i}(self, writer):\n        writer.add(self.model, {i})\n"
+                      for i in range(6))
+    code = ("import numpy as np\n\n\nclass Evaluator:\n    def __init__(self, model):\n"
+            "        {}\n" + helpers + "\n    def relative_l2_error(self, x_pred, x_gt):\n"
+            "        return np.linalg.norm(x_pred - x_gt) / np.linalg.norm(x_gt)\n")
+    for built, fails in (("self.model = model", False), ("raise NotImplementedError", True)):
+        result = toy_check(tmp_path / str(fails), {"evaluate.py": code.format(built)},
+                           claim)["toy-D2-001"]
+        assert ("stub" in result.findings) is fails, result.reasons
+
+
 def test_an_operation_of_the_formula_that_no_code_computes(tmp_path: Path) -> None:
     repo = broken(tmp_path, "model.py", "(1.0 + np.cos(np.pi * epoch / total_epochs))",
                   "(2.0 - 2.0 * epoch / total_epochs)")
