@@ -6,9 +6,10 @@ the ids of the claims to check (a batch: the graph sends one batch per dimension
 `ClaimResult` per claim: pass or fail, reasons a repair can act on, evidence locations.
 
 - `alignment` (the scaffold's default): the offline judge's expected official score against a
-  threshold, and the deterministic rules of `alignment_rules` (values bound as stated, no stub,
-  not docs only, named protocol objects present, steps in order): a claim passes when its
-  expected score reaches the threshold and no rule finds a problem.
+  threshold, and the deterministic rules of `alignment_values` (values set as stated),
+  `alignment_rules` (no stub, not docs only, named protocol objects present, steps in order)
+  and `alignment_formulas` (signs, scale factors): a claim passes when its expected score
+  reaches the threshold and no rule finds a problem.
 - `offline`: the verifiers' alignment check (`sabench.verifiers.alignment`): the expected score
   against the same threshold, plus the rule that a numerical claim none of whose values is in
   the code fails.
@@ -24,6 +25,7 @@ import numpy as np
 
 from sabench.scaffolds import alignment_formulas as formulas
 from sabench.scaffolds import alignment_rules as rules
+from sabench.scaffolds import alignment_values as values
 from sabench.verifiers.alignment import CHECKERS as VERIFIER_CHECKERS
 from sabench.verifiers.alignment import ClaimResult, problems
 from sabench.verifiers.checks import ClaimCheck, check_claim
@@ -90,7 +92,7 @@ def check_alignment(spec: PaperSpec, repo: Path, ids: Collection[str] | None = N
         expected = (judge.probabilities([c.dimension for c in wanted], rows) @ LEVELS
                     if wanted else [])
         cut = {**THRESHOLDS, **(thresholds or {})}
-        numbers = frozenset().union(*(rules.mentioned_numbers(c.text) for c in spec.claims))
+        numbers = frozenset().union(*(values.mentioned_numbers(c.text) for c in spec.claims))
         results = [verdict(index, c, checks[c.id], float(e), cut[c.dimension.value], rules_on,
                            numbers) for c, e in zip(wanted, expected, strict=True)]
         index.release()
@@ -126,7 +128,7 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
     found: list[rules.Finding] = []
     bound = False
     if "values" in rules_on:
-        found, bound = rules.value_findings(index, claim, check, paper_numbers)
+        found, bound = values.value_findings(index, claim, check, paper_numbers)
     if "stub" in rules_on:
         found += rules.stub_findings(index, claim, check)
         found += rules.stub_call_findings(index, claim, check)

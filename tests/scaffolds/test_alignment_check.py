@@ -117,7 +117,7 @@ def test_a_configuration_key_conflicts_only_within_its_own_stage(tmp_path: Path)
 
 
 def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
-    from sabench.scaffolds.alignment_rules import stated_values
+    from sabench.scaffolds.alignment_values import stated_values
 
     assert [v.keys for v in stated_values("Image resolution: 512×512")] == [frozenset({"512"})]
     images = stated_values("256x256 resolution, 1,281,167 training images")
@@ -266,7 +266,7 @@ def test_a_small_round_value_assigned_by_the_claim_is_checked(tmp_path: Path) ->
 
 
 def test_a_value_assigned_inside_brackets_is_a_stated_value() -> None:
-    from sabench.scaffolds.alignment_rules import stated_values
+    from sabench.scaffolds.alignment_values import stated_values
 
     aside = stated_values("Data: OpenWebText with the LLaMA-2 tokenizer (vocab_size=32000).")
     assert [(v.text, v.symbol) for v in aside] == [("32000", "vocab_size")]
