@@ -397,13 +397,16 @@ def named_factor_sides(node: ast.AST) -> set[tuple[str, int]]:
     return out
 
 
-def code_factor_sides(index: RepoIndex, file: str) -> list[tuple[int, str, int]]:
-    """(line, factor, side) of every product in a Python file (cached per file)."""
-    cache = index.cache.setdefault("alignment_factor_sides", {})
+def code_factor_sides(index: RepoIndex, file: str, named: bool = False
+                      ) -> list[tuple[int, str, int]]:
+    """(line, factor, side) of every product in a Python file: `factor_sides`, or
+    `named_factor_sides` with `named` (cached per file)."""
+    sides = named_factor_sides if named else factor_sides
+    cache = index.cache.setdefault(f"alignment_factor_sides_{named}", {})
     if file not in cache:
         cache[file] = [(statement.lineno, factor, side)
                        for statement, expression in _statement_expressions(index, file)
-                       for factor, side in factor_sides(expression)]
+                       for factor, side in sides(expression)]
     return cache[file]
 
 
@@ -414,17 +417,15 @@ def factor_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     `x / norm(x)` written `x * norm(x)`)."""
     if claim.dimension != Dimension.D2:
         return []
-    wanted = claim_factor_sides(claim.text)
-    code = [(f"{d.file}:{line}", factor, side) for d in carriers(index, check)
-            for line, factor, side in code_factor_sides(index, d.file) if d.start <= line <= d.end]
-    out = _opposite_sides(wanted, code, str.__eq__)
-    # names the code may abbreviate (`s_z`, `w_q_tau`), compared the same way
-    names = claim_factor_sides(claim.text, named=True)
-    if names:
-        named = [(f"{d.file}:{line}", factor, side) for d in carriers(index, check)
-                 for line, factor, side in code_named_sides(index, d.file)
-                 if d.start <= line <= d.end]
-        out += _opposite_sides(names, named, abbreviates)
+    out = []
+    # operations compared as written; names the code may abbreviate (`s_z`, `w_q_tau`)
+    for named, same in ((False, str.__eq__), (True, abbreviates)):
+        wanted = claim_factor_sides(claim.text, named)
+        if wanted:
+            code = [(f"{d.file}:{line}", factor, side) for d in carriers(index, check)
+                    for line, factor, side in code_factor_sides(index, d.file, named)
+                    if d.start <= line <= d.end]
+            out += _opposite_sides(wanted, code, same)
     return out
 
 
@@ -439,16 +440,6 @@ def _opposite_sides(wanted: set[tuple[str, int]], code: list[tuple[str, str, int
                 "divides by", "multiplies by")
             out.append((f"the claim {verb} {factor}; the code {other} it at {where}", where))
     return out
-
-
-def code_named_sides(index: RepoIndex, file: str) -> list[tuple[int, str, int]]:
-    """(line, name, side) of every product in a Python file (cached per file)."""
-    cache = index.cache.setdefault("alignment_named_sides", {})
-    if file not in cache:
-        cache[file] = [(statement.lineno, factor, side)
-                       for statement, expression in _statement_expressions(index, file)
-                       for factor, side in named_factor_sides(expression)]
-    return cache[file]
 
 
 # ------------------------------------------------------------------------------- order of steps

@@ -37,6 +37,15 @@ def toy_check(repo: Path, files: dict[str, str], *claims: Claim) -> dict:
     return results(repo, paper)
 
 
+def toy_claim(cid: str, text: str) -> Claim:
+    """A claim of the toy paper; its dimension is the one its id names (`toy-D1-001`)."""
+    return Claim(id=cid, dimension=Dimension(cid.split("-")[1]), source="", text=text)
+
+
+def all_pass(checked: dict) -> bool:
+    return all(r.passed for r in checked.values())
+
+
 def broken(tmp_path: Path, file: str, old: str, new: str) -> Path:
     """A copy of the faithful reproduction with one replacement in one file."""
     repo = tmp_path / "repo"
@@ -96,8 +105,8 @@ def test_a_second_configuration_in_the_same_file_is_no_conflict(tmp_path: Path) 
 
 
 def test_a_configuration_key_conflicts_only_within_its_own_stage(tmp_path: Path) -> None:
-    claim = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
-                  text="Stage 2 fine-tuning hyperparameters: lr=5e-5 for 40 training epochs.")
+    claim = toy_claim("toy-D1-001",
+                      "Stage 2 fine-tuning hyperparameters: lr=5e-5 for 40 training epochs.")
     paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,)})
     for stage2_lr, fails in (("5e-5", False), ("5e-4", True)):
         repo = tmp_path / stage2_lr
@@ -139,10 +148,9 @@ def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
 def test_a_second_configuration_excuses_only_a_value_the_paper_states(tmp_path: Path) -> None:
     # Two settings classes side by side, each with a `cfg_scale`: the other one may hold the
     # paper's value for another setting (5.0, stated by another claim), not any value.
-    t2v = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
-                text="CFG scale for T2V: classifier-free guidance scale=7.5")
-    vp = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
-               text="Video prediction sampling uses no guidance at 5.0 FPS conditioning")
+    t2v = toy_claim("toy-D1-001", "CFG scale for T2V: classifier-free guidance scale=7.5")
+    vp = toy_claim("toy-D1-002",
+                   "Video prediction sampling uses no guidance at 5.0 FPS conditioning")
     for other, fails in (("5.0", False), ("75.0", True)):
         files = {"config.py": (
             "from dataclasses import dataclass\n\n\n@dataclass\nclass T2VConfig:\n"
@@ -156,17 +164,16 @@ def test_a_second_configuration_excuses_only_a_value_the_paper_states(tmp_path: 
 
 def test_a_name_may_take_words_of_the_claim_besides_its_quantitys(tmp_path: Path) -> None:
     # `downstream_epochs` is "Downstream task: 500 epochs"; `N` is "latent variables N = 20"
-    downstream = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
-                       text="Downstream task config: lr=1e-3, 500 epochs with cosine decay")
-    latent = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
-                   text="NAE-SAT latent model: latent variables N = 20, observations P = 280")
+    downstream = toy_claim("toy-D1-001",
+                           "Downstream task config: lr=1e-3, 500 epochs with cosine decay")
+    latent = toy_claim("toy-D1-002",
+                       "NAE-SAT latent model: latent variables N = 20, observations P = 280")
     files = {"config.py": (
         "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n"
         "    pretrain_epochs: int = 1000\n    downstream_lr: float = 1e-3\n"
         "    downstream_epochs: int = 5000  # cosine decay\n\n\n@dataclass\n"
         "class NAESATConfig:\n    N: int = 200  # latent variables\n    P: int = 280\n")}
-    fno = Claim(id="toy-D1-003", dimension=Dimension.D1, source="",
-                text="FNO baseline hyperparameters: modes=16, width=64")
+    fno = toy_claim("toy-D1-003", "FNO baseline hyperparameters: modes=16, width=64")
     files["fno.py"] = "class FNOConfig:\n    fno_modes = 160\n    fno_width = 64\n"
     files["spectral.py"] = "SPECTRAL_MODES = 16  # kept by another model\n"
     checked = toy_check(tmp_path / "repo", files, downstream, latent, fno)
@@ -180,14 +187,12 @@ def test_defaults_of_lookups_and_lists_are_values_where_the_claim_is_implemented
         tmp_path: Path) -> None:
     # `cfg.get("sampling_steps", 500)` runs 500 when nothing sets it; `hidden_shape = [1280,
     # 128, 128]` is the claim's list of 128s with one element changed
-    steps = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
-                  text="Sudoku: reverse sampling steps = 50, Gumbel noise coefficient = 0.5")
-    mlp = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
-                text="Policy network: MLP with 3 hidden layers of 128 units each")
+    steps = toy_claim("toy-D1-001",
+                      "Sudoku: reverse sampling steps = 50, Gumbel noise coefficient = 0.5")
+    mlp = toy_claim("toy-D1-002", "Policy network: MLP with 3 hidden layers of 128 units each")
     # a function's parameter named as the quantity (`hidden_dim=2560`, a size in dims;
     # `gpu_count`) is a binding whatever the function is called
-    width = Claim(id="toy-D1-003", dimension=Dimension.D1, source="",
-                  text="Baseline policy MLP: 2 hidden layers of width 256 on 8 GPUs")
+    width = toy_claim("toy-D1-003", "Baseline policy MLP: 2 hidden layers of width 256 on 8 GPUs")
     mlp_code = ("def build_mlp(input_dim, hidden_dim={}, num_layers=2):\n"
                 "    return [input_dim] + [hidden_dim] * num_layers\n\n\n"
                 "GPU_COUNT = {}\n")
@@ -202,7 +207,7 @@ def test_defaults_of_lookups_and_lists_are_values_where_the_claim_is_implemented
             "        self.policy_mlp_hidden_shape = [{}, 128, 128]\n")
     faithful = toy_check(tmp_path / "faithful", {"sampler.py": code.format(50, 128)},
                          steps, mlp)
-    assert all(r.passed for r in faithful.values()), {k: r.reasons for k, r in faithful.items()}
+    assert all_pass(faithful), {k: r.reasons for k, r in faithful.items()}
     drifted = toy_check(tmp_path / "drifted", {"sampler.py": code.format(500, 1280)},
                         steps, mlp)
     assert drifted["toy-D1-001"].reasons[0].startswith("sampling_steps = 500 at sampler.py:3")
@@ -213,11 +218,11 @@ def test_defaults_of_lookups_and_lists_are_values_where_the_claim_is_implemented
 def test_small_counts_compare_with_names_that_count_their_noun(tmp_path: Path) -> None:
     # "4 H100 GPUs" is `n_gpus`, not a `seed`; "(200 warmup)" makes `warmup_epochs` the
     # warmup's, not the 1000 epochs'; a fraction set to 1 (`weight_decay = 1`) is a value
-    gpus = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
-                 text="Training runs on 4 H100 GPUs with 5 random seeds, 1,000 queries per "
+    gpus = toy_claim("toy-D1-001",
+                     "Training runs on 4 H100 GPUs with 5 random seeds, 1,000 queries per "
                       "prompt")
-    epochs = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
-                   text="Pre-training config: 1000 epochs (200 warmup), weight_decay=0.1")
+    epochs = toy_claim("toy-D1-002",
+                       "Pre-training config: 1000 epochs (200 warmup), weight_decay=0.1")
     config = ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n"
               "    n_gpus: int = {}\n    gpu_type: str = 'H100'\n    seed: int = 42\n"
               "    num_queries_per_prompt: int = {}\n"
@@ -226,7 +231,7 @@ def test_small_counts_compare_with_names_that_count_their_noun(tmp_path: Path) -
               "    weight_decay: float = {}\n")
     faithful = toy_check(tmp_path / "faithful", {"config.py": config.format(4, 1000, 0.1)},
                          gpus, epochs)
-    assert all(r.passed for r in faithful.values()), {k: r.reasons for k, r in faithful.items()}
+    assert all_pass(faithful), {k: r.reasons for k, r in faithful.items()}
     drifted = toy_check(tmp_path / "drifted", {"config.py": config.format(40, 1000, 1)},
                         gpus, epochs)
     assert drifted["toy-D1-001"].reasons[0].startswith("TrainConfig.n_gpus = 40")
@@ -240,18 +245,17 @@ def test_small_counts_compare_with_names_that_count_their_noun(tmp_path: Path) -
 def test_names_written_as_the_claim_writes_its_words(tmp_path: Path) -> None:
     # `p2vae_batch_size` is "P2VAE ... batch size", `stage3_batch_size` "Stage 3", and
     # `finetune_epochs` "fine-tuning"; a warmup of 10% of 100k steps is 10,000 steps
-    claim = Claim(id="toy-D1-001", dimension=Dimension.D1, source="",
-                  text="P2VAE training: batch size 256, 200 epochs of fine-tuning, 100k steps "
+    claim = toy_claim("toy-D1-001",
+                      "P2VAE training: batch size 256, 200 epochs of fine-tuning, 100k steps "
                        "with 10% warmup")
-    stage = Claim(id="toy-D1-002", dimension=Dimension.D1, source="",
-                  text="Stage 3 training uses batch size 768")
+    stage = toy_claim("toy-D1-002", "Stage 3 training uses batch size 768")
     config = ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n"
               "    p2vae_batch_size: int = {}\n    finetune_epochs: int = {}\n"
               "    p2vae_steps: int = 100000\n    p2vae_warmup_steps: int = 10000\n"
               "    stage3_batch_size: int = {}\n")
     faithful = toy_check(tmp_path / "faithful", {"config.py": config.format(256, 200, 768)},
                          claim, stage)
-    assert all(r.passed for r in faithful.values()), {k: r.reasons for k, r in faithful.items()}
+    assert all_pass(faithful), {k: r.reasons for k, r in faithful.items()}
     for drifted in ((2560, 200, 768), (256, 2000, 768), (256, 200, 7680)):
         checked = toy_check(tmp_path / "-".join(map(str, drifted)),
                             {"config.py": config.format(*drifted)}, claim, stage)
@@ -307,8 +311,8 @@ def decoupled_weight_decay(''')
 
 
 def test_a_class_named_after_the_claim_that_cannot_be_built_is_a_stub(tmp_path: Path) -> None:
-    claim = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
-                  text="Output gating module: gated = sigmoid(W_g h) * h after attention.")
+    claim = toy_claim("toy-D2-001",
+                      "Output gating module: gated = sigmoid(W_g h) * h after attention.")
     paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,)})
     body = ("    def forward(self, h):\n        return sigmoid(self.w_g @ h) * h\n\n\n"
             "def sigmoid(x):\n    return 1 / (1 + np.exp(-x))\n")
@@ -333,8 +337,7 @@ def test_a_class_named_after_the_claim_that_cannot_be_built_is_a_stub(tmp_path: 
 def test_a_class_carrying_the_claim_that_cannot_be_built_fails_it(tmp_path: Path) -> None:
     # the class is not named after the claim, but its method carries it: a constructor
     # that raises stops that method too
-    claim = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
-                  text="Relative L2 error: rel_l2 = ||x_pred - x_gt||_2 / ||x_gt||_2")
+    claim = toy_claim("toy-D2-001", "Relative L2 error: rel_l2 = ||x_pred - x_gt||_2 / ||x_gt||_2")
     helpers = "".join(f"\n    def log_{i}(self, writer):\n        writer.add(self.model, {i})\n"
                       for i in range(6))
     code = ("import numpy as np\n\n\nclass Evaluator:\n    def __init__(self, model):\n"
@@ -354,8 +357,8 @@ def test_an_operation_of_the_formula_that_no_code_computes(tmp_path: Path) -> No
 
 
 def test_a_sign_the_paper_does_not_have_fails_the_formula(tmp_path: Path) -> None:
-    claim = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
-                  text="Interpolation kernel: mu_t = t*x_1 + k*(1-t)*x_0, then noise is added.")
+    claim = toy_claim("toy-D2-001",
+                      "Interpolation kernel: mu_t = t*x_1 + k*(1-t)*x_0, then noise is added.")
     for sign, fails in (("+", False), ("-", True)):
         result = toy_check(tmp_path / f"repo{sign}", {"kernel.py": (
             "def interpolation_kernel(t, k, x0, x1):\n"
@@ -367,8 +370,8 @@ def test_a_sign_the_paper_does_not_have_fails_the_formula(tmp_path: Path) -> Non
 def test_terms_the_code_names_otherwise_still_keep_the_claims_signs(tmp_path: Path) -> None:
     # The code names the interpolated weights otherwise (w_ft, w_pre), but each term still
     # shares a factor of its own with the claim's: alpha, and (1 - alpha).
-    claim = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
-                  text="Weight interpolation: param_wise = alpha * param_tuned + (1 - alpha) * "
+    claim = toy_claim("toy-D2-001",
+                      "Weight interpolation: param_wise = alpha * param_tuned + (1 - alpha) * "
                        "param_pretrained — a linear path between the two models.")
     for sign, fails in (("+", False), ("-", True)):
         result = toy_check(tmp_path / f"repo{sign}", {"interpolate.py": (
@@ -382,11 +385,11 @@ def test_terms_the_code_names_otherwise_still_keep_the_claims_signs(tmp_path: Pa
 
 
 def test_a_scale_the_code_divides_by_where_the_paper_multiplies(tmp_path: Path) -> None:
-    scale = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
-                  text="Attention logits of unit-norm queries and keys: scores = (q @ k^T) * "
+    scale = toy_claim("toy-D2-001",
+                      "Attention logits of unit-norm queries and keys: scores = (q @ k^T) * "
                        "sqrt(d_k), then softmax over the keys.")
-    norm = Claim(id="toy-D2-002", dimension=Dimension.D2, source="",
-                 text="Unit-norm projection of every hidden vector: Norm(x) = x / ||x||_2.")
+    norm = toy_claim("toy-D2-002",
+                     "Unit-norm projection of every hidden vector: Norm(x) = x / ||x||_2.")
     paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (scale, norm)})
     for scaled, normed in (("*", "/"), ("/", "*")):
         repo = tmp_path / ("paper" if scaled == "*" else "drifted")
@@ -403,8 +406,7 @@ def test_a_scale_the_code_divides_by_where_the_paper_multiplies(tmp_path: Path) 
     assert "the claim multiplies by dk^0.5; the code divides by it at attention.py:5" in \
         found["toy-D2-001"].reasons
     # a name the paper multiplies by, which the code divides by (`z = z ⊙ s_z`)
-    logits = Claim(id="toy-D2-003", dimension=Dimension.D2, source="",
-                   text="Logits with element-wise scaling: z = z ⊙ s_z")
+    logits = toy_claim("toy-D2-003", "Logits with element-wise scaling: z = z ⊙ s_z")
     for op in ("*", "/"):
         result = toy_check(tmp_path / f"logits{op == '/'}", {"head.py": (
             "class Head:\n    def scaled_logits(self, z):\n"
@@ -417,10 +419,9 @@ def test_a_scale_the_code_divides_by_where_the_paper_multiplies(tmp_path: Path) 
 
 def test_signs_compare_through_abbreviated_names(tmp_path: Path) -> None:
     # the code writes the paper's `c_xy` as `cmd_xy` and `x_t^k` as `x_t_k`
-    track = Claim(id="toy-D2-001", dimension=Dimension.D2, source="",
-                  text="Velocity tracking reward: r = exp(-||c_xy - v_xy||^2 / sigma^2)")
-    target = Claim(id="toy-D2-002", dimension=Dimension.D2, source="",
-                   text="Sample-wise velocity target: u = (x_1 - x_t^k) / (1 - t)")
+    track = toy_claim("toy-D2-001",
+                      "Velocity tracking reward: r = exp(-||c_xy - v_xy||^2 / sigma^2)")
+    target = toy_claim("toy-D2-002", "Sample-wise velocity target: u = (x_1 - x_t^k) / (1 - t)")
     for sign in ("-", "+"):
         found = toy_check(tmp_path / f"repo{sign}", {"rewards.py": (
             "import torch\n\n\ndef velocity_tracking_reward(cmd_xy, v_xy, sigma):\n"
