@@ -211,8 +211,9 @@ def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimCon
     head's words ("Effective batch size: 40", "Label smoothing: eps = 0.1"), and so does any
     such value with `any_value` ("Chunk and condition lengths: l=16, P_max=49"), as does a
     claim's only value however named ("Frequency of the inner loop: every 10,000 steps")."""
-    if len(values) == 1 and any_value or not value.quantity - _SYMBOLS - GENERIC and (
-            len(values) == 1 or any_value):
+    symbol_only = not value.quantity - _SYMBOLS - GENERIC
+    alone = len(values) == 1
+    if alone and (any_value or symbol_only) or symbol_only and any_value:
         return value.quantity | context.head
     return value.quantity
 
@@ -246,18 +247,18 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     near += lookup_defaults(index, windows)
     mentioned = mentioned_numbers(claim.text)
     out = list_conflicts(claim, near, values, context, mentioned)
-    values = stated_values(claim.text, small=True)
+    counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
     ones = [a for a in near if _is_one(a)]
     near = [a for a in near if scalar(a) or config_scalar(a)]
-    for value in values:
+    for value in counted:
         if value.unit or value.per:
             continue
         # Names are only looked at where the claim is found and must hold a number the claim
         # never mentions, so a symbol may take the head's words even beside other values.
-        quantity = quantity_of(value, values, context, any_value=True)
+        quantity = quantity_of(value, counted, context, any_value=True)
         # a fraction's quantity set to 1 is a value, not a flag or a counter's start
         candidates = near + ones if not value.whole else near
-        taken = taken_by_others(value, values, claim.text)
+        taken = taken_by_others(value, counted, claim.text)
         wrong = [a for a in candidates if not a.numbers & mentioned and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
                   in_settings(a) or a.source == "default" and len(a.name) > 2) and

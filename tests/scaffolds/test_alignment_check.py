@@ -220,7 +220,7 @@ def test_small_counts_compare_with_names_that_count_their_noun(tmp_path: Path) -
     # warmup's, not the 1000 epochs'; a fraction set to 1 (`weight_decay = 1`) is a value
     gpus = toy_claim("toy-D1-001",
                      "Training runs on 4 H100 GPUs with 5 random seeds, 1,000 queries per "
-                      "prompt")
+                     "prompt")
     epochs = toy_claim("toy-D1-002",
                        "Pre-training config: 1000 epochs (200 warmup), weight_decay=0.1")
     config = ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n"
@@ -247,7 +247,7 @@ def test_names_written_as_the_claim_writes_its_words(tmp_path: Path) -> None:
     # `finetune_epochs` "fine-tuning"; a warmup of 10% of 100k steps is 10,000 steps
     claim = toy_claim("toy-D1-001",
                       "P2VAE training: batch size 256, 200 epochs of fine-tuning, 100k steps "
-                       "with 10% warmup")
+                      "with 10% warmup")
     stage = toy_claim("toy-D1-002", "Stage 3 training uses batch size 768")
     config = ("from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n"
               "    p2vae_batch_size: int = {}\n    finetune_epochs: int = {}\n"
@@ -372,7 +372,7 @@ def test_terms_the_code_names_otherwise_still_keep_the_claims_signs(tmp_path: Pa
     # shares a factor of its own with the claim's: alpha, and (1 - alpha).
     claim = toy_claim("toy-D2-001",
                       "Weight interpolation: param_wise = alpha * param_tuned + (1 - alpha) * "
-                       "param_pretrained — a linear path between the two models.")
+                      "param_pretrained — a linear path between the two models.")
     for sign, fails in (("+", False), ("-", True)):
         result = toy_check(tmp_path / f"repo{sign}", {"interpolate.py": (
             "def interpolate_weights(alpha, w_pre, w_ft, head_pre, head_ft):\n"
@@ -387,7 +387,7 @@ def test_terms_the_code_names_otherwise_still_keep_the_claims_signs(tmp_path: Pa
 def test_a_scale_the_code_divides_by_where_the_paper_multiplies(tmp_path: Path) -> None:
     scale = toy_claim("toy-D2-001",
                       "Attention logits of unit-norm queries and keys: scores = (q @ k^T) * "
-                       "sqrt(d_k), then softmax over the keys.")
+                      "sqrt(d_k), then softmax over the keys.")
     norm = toy_claim("toy-D2-002",
                      "Unit-norm projection of every hidden vector: Norm(x) = x / ||x||_2.")
     paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (scale, norm)})
