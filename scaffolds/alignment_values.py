@@ -90,7 +90,8 @@ def stated_values(text: str, small: bool = False) -> list[StatedValue]:
         length = len(raw) + (square.end() if square and square.group(1) == raw else 0)
         if length > len(raw):  # "512×512", "256x256 resolution": a size, not a product
             after = after[square.end():]
-        elif _LABEL.search(before) or is_year(numbers[0]) or _OPERATOR_BEFORE.search(before) \
+        elif _LABEL.search(before) or is_year(numbers[0]) and not _ASSIGNED.search(before) \
+                or _OPERATOR_BEFORE.search(before) \
                 or (_OPERATOR_AFTER.search(after) and not closes_assignment(before, after)
                     and not (raw != "1" and alternatives(before, after))) \
                 or _SLICE_BEFORE.search(before) or _SLICE_AFTER.match(after):
@@ -152,10 +153,8 @@ def quantity_terms(text: str, start: int, length: int) -> frozenset[str]:
     """The terms naming the quantity a value sets: its clause before it ("peak learning rate
     eta_0 ="), else the words right after it ("64 A100 GPUs", "T = 40 training epochs")."""
     before = claim_terms(_CLAUSE.split(text[:start])[-1])
-    tail = text[start + length:]
-    after: frozenset[str] = frozenset()
-    if re.match(r"\s+[A-Za-z]", tail):  # "40 training epochs", not a unit ("5s", "8x")
-        after = claim_terms(" ".join(re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]))
+    # "40 training epochs", not a unit ("5s", "8x") nor the next value's name ("and wd=0.1")
+    after = claim_terms(" ".join(_noun_phrase(text[start + length:])))
     return before | after
 
 
@@ -259,7 +258,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         # a fraction's quantity set to 1 is a value, not a flag or a counter's start
         candidates = near + ones if not value.whole else near
         taken = taken_by_others(value, counted, claim.text)
-        wrong = [a for a in candidates if not a.numbers & mentioned and
+        wrong = [a for a in candidates if not excused(a, mentioned, counted, context) and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
                   in_settings(a) or a.source == "default" and len(a.name) > 2) and
                  not numbered_elsewhere(a, claim.text) and
@@ -272,6 +271,19 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                                                  f"states {value.text}", f"{a.file}:{a.line}",
                                fails=claim.dimension == Dimension.D1))
     return out
+
+
+def excused(a: Assignment, mentioned: frozenset[str], values: list[StatedValue],
+            context: ClaimContext) -> bool:
+    """`a` holds a number the claim mentions (`8` of "6 (B) / 8 (L)"), and not as the value
+    the claim gives another identifier: `learning_rate = 1e-3` is no alternative learning
+    rate for a claim whose "KL weight beta=1e-3" it is."""
+    for number in a.numbers & mentioned:
+        owners = [v for v in values if number in v.keys and len(v.symbol) > 1]
+        if not owners or any(names_quantity(a, v, quantity_of(v, values, context, True),
+                                            context) for v in owners):
+            return True
+    return False
 
 
 #: A key read with a default in place (`cfg.get("sampling_steps", 50)`, `getattr(args,
@@ -309,9 +321,19 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
     128]` for "3 hidden layers of 128 units") that holds a value the claim states beside one
     it never mentions: the claim's list with an element changed."""
     out = []
+    lists = stated_lists(claim.text)
     for a in near:
         if not isinstance(a.value, (list, tuple)) or len(a.value) < 2 or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) for v in a.value):
+            continue
+        changed = [(v, e) for v, e in lists if one_changed(a.value, e) and names_quantity(
+            a, v, v.quantity, context)]
+        if changed:
+            value, _ = changed[0]
+            out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
+                                                 "where the claim is implemented, but the claim "
+                                                 f"states {value.text}", f"{a.file}:{a.line}",
+                               fails=claim.dimension == Dimension.D1))
             continue
         hits, misses = a.numbers & mentioned - {"0", "1"}, a.numbers - mentioned
         named = [v for v in values if v.keys & hits and names_quantity(
@@ -323,6 +345,39 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
                                                  f"states {named[0].text}",
                                f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1))
     return out
+
+
+#: A bracketed list of numbers in a claim (`range [0.01, 0.1, 1, 10]`, `dims={1,2,4,8}`).
+_STATED_LIST = re.compile(r"[\[{(]\s*(-?\d[\d.]*(?:[eE]-?\d+)?(?:\s*,\s*-?\d[\d.]*(?:[eE]-?\d+)?)+)"
+                          r"\s*[\]})]")
+
+
+def stated_lists(text: str) -> list[tuple[StatedValue, list[str]]]:
+    """The lists of numbers a claim states, each as a value (its text, the identifier before
+    it, the terms of its clause) and its elements, normalised."""
+    out = []
+    for found in _STATED_LIST.finditer(text):
+        before = text[:found.start()]
+        symbol = re.search(r"([A-Za-z_]\w*)\s*[=:]\s*$", before)
+        elements = [normalise(float(x)) for x in found.group(1).split(",")]
+        value = StatedValue(frozenset(elements), found.group(0),
+                            all(is_trivial(float(x)) for x in found.group(1).split(",")),
+                            claim_terms(_CLAUSE.split(before)[-1]),
+                            symbol.group(1).lower() if symbol else "", start=found.start())
+        out.append((value, elements))
+    return out
+
+
+def one_changed(code: list | tuple, stated: list[str]) -> bool:
+    """The code's list is the claim's with one element changed: as long, all but one of its
+    elements the claim's (as often as the claim has them)."""
+    if len(code) != len(stated):
+        return False
+    left = list(stated)
+    for element in code:
+        if normalise(float(element)) in left:
+            left.remove(normalise(float(element)))
+    return len(left) == 1
 
 
 #: Generic words that still tell two quantities apart (`min_lr` and `max_lr`).
@@ -346,12 +401,14 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     epochs (200 warmup)") does not make the name this value's (`warmup_epochs`)."""
     if a.name.lower() == value.symbol:
         return True
-    if len(value.symbol) > 1:
+    if len(value.symbol) > 1 and not _math_symbol(value.symbol):
         parts, own = _name_parts(a.name, claim), _parts(value.symbol)
         # the claim's identifier with words of the claim before or after it (`fno_modes` for
-        # "FNO baseline: modes=16"), none of them a qualifier or another value's word
+        # "FNO baseline: modes=16"), or words saying how it is measured (`chunk_len` for
+        # "chunk=16"), none of them a qualifier or another value's word
         return bool(parts) and own <= parts and all(
-            p not in _QUALIFIERS and any(covered(t, claim.terms - taken) for t in word_terms(p))
+            p not in _QUALIFIERS and (p in _MEASURES or any(
+                covered(t, claim.terms - taken) for t in word_terms(p)))
             for p in parts - own)
     if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
         return False  # `n_models` counts models: it is not "models at $5.00"
@@ -379,15 +436,30 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     return named
 
 
+#: Parts of a name that say how its quantity is measured (`chunk_len`, `kernel_size`).
+_MEASURES = frozenset({"len", "length", "size", "dim", "dims"})
+
+
+def _math_symbol(symbol: str) -> bool:
+    """`n_r`, `d_k`: a letter with letter subscripts, the paper's notation rather than an
+    identifier the code would spell the same way."""
+    return all(len(part) <= 1 for part in symbol.split("_"))
+
+
 def taken_by_others(value: StatedValue, values: list[StatedValue], text: str
                     ) -> frozenset[str]:
-    """The words naming the claim's other values' quantities, or what its other numbers
-    count ("(200 warmup)"), and not this value's quantity."""
-    others = set().union(*(v.quantity for v in values if v is not value))
+    """The words naming the claim's other values: their clause before them, their identifier,
+    and the noun each other number counts ("(200 warmup)"), not this value's quantity. The
+    words that only qualify another value's noun are not taken ("identity" of "5
+    identity-probing prompts" may still name "1,000 queries")."""
+    others: set[str] = set()
+    for other in values:
+        if other is not value:
+            others |= claim_terms(_CLAUSE.split(text[:other.start])[-1]) | _parts(other.symbol)
     for number in extract_numbers(text):
         if number.start != value.start:
-            others |= term_set(" ".join(_noun_phrase(text[number.start + len(number.raw):])))
-    return frozenset(others) - value.quantity
+            others.add(head_noun(text[number.start + len(number.raw):]))
+    return frozenset(others) - value.quantity - {""}
 
 
 def _noun_phrase(tail: str) -> list[str]:

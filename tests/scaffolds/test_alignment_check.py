@@ -496,3 +496,48 @@ def test_checkers_by_name() -> None:
     assert [r.id for r in only] == ["smoothlr-D1-002"] and not only[0].passed
     with pytest.raises(UnknownChecker, match="known: alignment, offline"):
         get_checker("nope")
+
+
+def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, bad: object
+                         ) -> tuple[bool, bool]:
+    """Whether the claim passes with `code` formatted with the paper's value, and with a
+    drifted one. The codes also hold the paper's value under an unrelated name, as real
+    repositories do, so that only the rule about the claim's own name can tell."""
+    passed = []
+    for label, value in (("good", good), ("bad", bad)):
+        checked = toy_check(tmp_path / f"{claim.id}-{label}", {"config.py": code.format(value)},
+                            claim)
+        passed.append(checked[claim.id].passed)
+    return passed[0], passed[1]
+
+
+@pytest.mark.parametrize(("text", "code", "good", "bad"), [
+    # an assigned 2000 is a value, not a year; and 0.1's quantity stops before "and"
+    ("Optimizer: weight_decay=0.1 and warmup_steps=2000 for every run",
+     "class OptimConfig:\n    weight_decay = 0.1\n    warmup_steps = {}\n", 2000, 20000),
+    # "identity" only qualifies another value's noun (prompts): it may name the queries
+    ("Identity-probing evaluation: 5 identity-probing prompts; 1,000 queries per prompt",
+     "class DetectorConfig:\n    num_identity_prompts = 5\n    num_identity_queries = {}\n",
+     1000, 10000),
+    # `N_r` is the paper's notation: the quantity's words name it (`num_routed_experts`)
+    ("Model architecture: N_r=16 routed experts, N_s=2 shared experts",
+     "class ModelConfig:\n    num_routed_experts = {}\n    num_shared_experts = 2\n"
+     "    log_every = 16\n", 16, 160),
+    # `chunk_len` is the claim's `chunk` measured as a length
+    ("Baseline autoregressive config: GenLV overlap=8, StreamT2V chunk=24",
+     "class BaselineConfig:\n    genlv_overlap = 8\n    chunk_len = {}\n    save_every = 24\n",
+     24, 240),
+    # 1e-3 is the claim's KL weight `beta`, no alternative learning rate
+    ("VAE training: base learning rate 1e-4, batch size 256, KL weight beta=1e-3",
+     "class VAEConfig:\n    learning_rate = {}\n    batch_size = 256\n    beta = 1e-3\n",
+     "1e-4", "1e-3"),
+    # the claim's list with one element changed
+    ("Adapter sweep: scale_factor range [0.01, 0.1, 1, 10], bottleneck range [4, 8, 16, 32]",
+     "class SweepConfig:\n    scale_factors = {}\n    bottlenecks = [4, 8, 16, 32]\n"
+     "    tolerance = 0.01\n",
+     "[0.01, 0.1, 1.0, 10.0]", "[0.1, 0.1, 1.0, 10.0]"),
+])
+def test_a_value_is_told_apart_from_the_claims_other_values(
+        tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
+    claim = toy_claim("toy-D1-001", text)
+    assert drifted_and_faithful(tmp_path, claim, code, good, bad) == (True, False)
