@@ -153,8 +153,14 @@ def quantity_terms(text: str, start: int, length: int) -> frozenset[str]:
     """The terms naming the quantity a value sets: its clause before it ("peak learning rate
     eta_0 ="), else the words right after it ("64 A100 GPUs", "T = 40 training epochs")."""
     before = claim_terms(_CLAUSE.split(text[:start])[-1])
-    # "40 training epochs", not a unit ("5s", "8x") nor the next value's name ("and wd=0.1")
-    after = claim_terms(" ".join(_noun_phrase(text[start + length:])))
+    tail = text[start + length:]
+    after: frozenset[str] = frozenset()
+    if re.match(r"\s+[A-Za-z]", tail):  # "40 training epochs", not a unit ("5s", "8x")
+        words = re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]
+        # "1,000 queries per prompt", not the next value's name ("0.1 and warmup_steps=20")
+        cut = next((i for i, w in enumerate(words) if _CLAUSE.fullmatch(w) or "=" in w),
+                   len(words))
+        after = claim_terms(" ".join(words[:cut]))
     return before | after
 
 
@@ -184,7 +190,9 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
         bound.append(any(a.numbers & value.keys for a in related) or counts_items(related, value))
         if bound[-1] or value.unit or (not value.trivial and value.keys & everywhere):
             continue  # bound, or set under another name: not a contradiction to report
-        others = [a for a in related if not a.numbers & stated and scalar(a) and in_namespace(
+        # a fraction's quantity set to 1 is a value, not a flag or a counter's start
+        others = [a for a in related if not a.numbers & stated and (
+            scalar(a) or not value.whole and _is_one(a)) and in_namespace(
             a, context.terms) and (a.name.lower() == value.symbol or strongly_related(
                 a, quantity, context.terms))]
         if others:
@@ -263,7 +271,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                   in_settings(a) or a.source == "default" and len(a.name) > 2) and
                  not numbered_elsewhere(a, claim.text) and
                  names_quantity(a, value, quantity, context, taken) and
-                 not (holds_elsewhere(index, a, value) and a.numbers & paper_numbers)]
+                 not (holds_elsewhere(index, a, value, context.terms) and
+                      a.numbers & paper_numbers)]
         if wrong:
             a = wrong[0]
             out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
@@ -323,17 +332,20 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
     out = []
     lists = stated_lists(claim.text)
     for a in near:
-        if not isinstance(a.value, (list, tuple)) or len(a.value) < 2 or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in a.value):
+        numbers = number_list(a)
+        if numbers is None or len(numbers) < 2 or not (
+                in_namespace(a, context.terms) or owner_named(a, context.terms)):
             continue
-        changed = [(v, e) for v, e in lists if one_changed(a.value, e) and names_quantity(
-            a, v, v.quantity, context)]
+        changed = [(v, e) for v, e in lists if one_changed(numbers, e) and names_quantity(
+            a, v, v.quantity, context, list_taken(v, lists, values, claim.text))]
         if changed:
             value, _ = changed[0]
             out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
                                                  "where the claim is implemented, but the claim "
                                                  f"states {value.text}", f"{a.file}:{a.line}",
                                fails=claim.dimension == Dimension.D1))
+            continue
+        if not isinstance(a.value, (list, tuple)):
             continue
         hits, misses = a.numbers & mentioned - {"0", "1"}, a.numbers - mentioned
         named = [v for v in values if v.keys & hits and names_quantity(
@@ -366,6 +378,33 @@ def stated_lists(text: str) -> list[tuple[StatedValue, list[str]]]:
                             symbol.group(1).lower() if symbol else "", start=found.start())
         out.append((value, elements))
     return out
+
+
+_CONFIG_LIST = re.compile(r"\[\s*-?\d[\d.eE+-]*(?:\s*,\s*-?\d[\d.eE+-]*)*\s*\]")
+
+
+def number_list(a: Assignment) -> list[float] | None:
+    """The numbers of a list `a` holds (a Python list or tuple, or a config's `[1, 2, 4]`)."""
+    value = a.value
+    if isinstance(value, str) and _CONFIG_LIST.fullmatch(value.strip()):
+        try:
+            return [float(x) for x in value.strip()[1:-1].split(",")]
+        except ValueError:
+            return None
+    if isinstance(value, (list, tuple)) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return list(value)
+    return None
+
+
+def list_taken(value: StatedValue, lists: list[tuple[StatedValue, list[str]]],
+               values: list[StatedValue], text: str) -> frozenset[str]:
+    """The words naming the claim's other values and lists, not this list's: "downsampling"
+    of "downsampling kernel=(1,4,4)" does not make `downsample_padding` the claim's
+    "padding=(1,1,1)"."""
+    others = frozenset().union(*(v.quantity | _parts(v.symbol) for v, _ in lists
+                                 if v is not value))
+    return (others | taken_by_others(value, values, text)) - value.quantity - _parts(value.symbol)
 
 
 def one_changed(code: list | tuple, stated: list[str]) -> bool:
@@ -501,10 +540,20 @@ def _name_parts(name: str, claim: ClaimContext) -> frozenset[str]:
     return frozenset(parts) - _NO_QUANTITY
 
 
-def holds_elsewhere(index: RepoIndex, near: Assignment, value: StatedValue) -> bool:
-    """Another assignment of exactly this name in the same file holds the stated value."""
-    return any(a.name == near.name and a.file == near.file and a.numbers & value.keys
-               for a, _ in _name_terms(index))
+def holds_elsewhere(index: RepoIndex, near: Assignment, value: StatedValue,
+                    claim: frozenset[str]) -> bool:
+    """Another assignment of exactly this name in the same file holds the stated value, in
+    sections named by as many of the claim's words: `fmt.optimizer.lr = 1e-4` does not
+    excuse `p2vae.optimizer.lr = 1e-3` for "P2VAE training: learning rate 1e-4"."""
+    own = claim_sections(near, claim)
+    return any(a.name == near.name and a.file == near.file and a.numbers & value.keys and
+               own <= claim_sections(a, claim) for a, _ in _name_terms(index))
+
+
+def claim_sections(a: Assignment, claim: frozenset[str]) -> frozenset[str]:
+    """The claim's words that name the sections above the name (`vae` of `p2vae.lr`)."""
+    return frozenset(t for part in a.path.split(".")[:-1] for t in name_terms(part) - GENERIC
+                     if covered(t, claim))
 
 
 def symbol_assignments(index: RepoIndex, value: StatedValue) -> list[Assignment]:
@@ -574,6 +623,13 @@ def in_namespace(a: Assignment, claim: frozenset[str]) -> bool:
     the claim: `scatter.s` is not the claim's `s`."""
     space = frozenset(t for part in a.path.split(".")[:-1] for t in name_terms(part))
     return all(covered(t, claim) for t in space - GENERIC)
+
+
+def owner_named(a: Assignment, claim: frozenset[str]) -> bool:
+    """The section right above the name is the claim's (`pfeif_adapter` of "Pfeiffer
+    Adapter"), whatever collection holds it (`peft_methods`)."""
+    parts = a.path.split(".")
+    return len(parts) > 1 and any(covered(t, claim) for t in name_terms(parts[-2]) - GENERIC)
 
 
 @dataclass(frozen=True)

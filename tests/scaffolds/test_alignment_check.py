@@ -498,15 +498,15 @@ def test_checkers_by_name() -> None:
         get_checker("nope")
 
 
-def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, bad: object
-                         ) -> tuple[bool, bool]:
+def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, bad: object,
+                         file: str = "config.py", *others: Claim) -> tuple[bool, bool]:
     """Whether the claim passes with `code` formatted with the paper's value, and with a
     drifted one. The codes also hold the paper's value under an unrelated name, as real
     repositories do, so that only the rule about the claim's own name can tell."""
     passed = []
     for label, value in (("good", good), ("bad", bad)):
-        checked = toy_check(tmp_path / f"{claim.id}-{label}", {"config.py": code.format(value)},
-                            claim)
+        checked = toy_check(tmp_path / f"{claim.id}-{label}", {file: code.format(value)},
+                            claim, *others)
         passed.append(checked[claim.id].passed)
     return passed[0], passed[1]
 
@@ -519,6 +519,10 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
     ("Identity-probing evaluation: 5 identity-probing prompts; 1,000 queries per prompt",
      "class DetectorConfig:\n    num_identity_prompts = 5\n    num_identity_queries = {}\n",
      1000, 10000),
+    # "per prompt" is still the queries' quantity
+    ("Identity-probing evaluation: 5 identity-probing prompts; 1,000 queries per prompt",
+     "class DetectorConfig:\n    num_prompts = 5\n    num_queries_per_prompt = {}\n"
+     "    log_every = 1000\n", 1000, 10000),
     # `N_r` is the paper's notation: the quantity's words name it (`num_routed_experts`)
     ("Model architecture: N_r=16 routed experts, N_s=2 shared experts",
      "class ModelConfig:\n    num_routed_experts = {}\n    num_shared_experts = 2\n"
@@ -541,3 +545,23 @@ def test_a_value_is_told_apart_from_the_claims_other_values(
         tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
     claim = toy_claim("toy-D1-001", text)
     assert drifted_and_faithful(tmp_path, claim, code, good, bad) == (True, False)
+
+
+def test_a_section_named_by_the_claim_holds_its_value(tmp_path: Path) -> None:
+    # a YAML list in the claim's own section (`pfeif_adapter`) of a collection
+    # (`peft_methods`) is the claim's list with one element changed
+    adapter = toy_claim("toy-D1-001", "Pfeiffer Adapter: scale_factor range [0.01, 0.1, 1, 10], "
+                                      "bottleneck range [4, 8, 16, 32]")
+    sweep = ("peft_methods:\n  pfeif_adapter:\n    scale_factors: {}\n"
+             "    bottlenecks: [4, 8, 16, 32]\n  lora:\n    bottlenecks: [1, 8, 16, 32]\n"
+             "tolerance: 0.01\n")
+    assert drifted_and_faithful(tmp_path, adapter, sweep, "[0.01, 0.1, 1.0, 10.0]",
+                                "[0.1, 0.1, 1.0, 10.0]", "config.yaml") == (True, False)
+    # another stage's section holding the stated value does not excuse the claim's own
+    # section holding another value the paper states elsewhere
+    vae = toy_claim("toy-D1-002", "P2VAE training: AdamW, base learning rate 1e-4, batch size 256")
+    finetune = toy_claim("toy-D1-003", "Fine-tuning: learning rate 1e-3 for 5k steps")
+    stages = ("p2vae:\n  optimizer:\n    lr: {}\n    batch_size: 256\n"
+              "fmt:\n  optimizer:\n    lr: 1e-4\n    batch_size: 256\n")
+    assert drifted_and_faithful(tmp_path, vae, stages, "1e-4", "1e-3", "config.yaml",
+                                finetune) == (True, False)
