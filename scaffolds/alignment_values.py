@@ -192,7 +192,7 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
             continue  # bound, or set under another name: not a contradiction to report
         # a fraction's quantity set to 1 is a value, not a flag or a counter's start
         others = [a for a in related if not a.numbers & stated and (
-            scalar(a) or not value.whole and _is_one(a)) and in_namespace(
+            scalar(a) or fraction(value) and _is_one(a)) and in_namespace(
             a, context.terms) and (a.name.lower() == value.symbol or strongly_related(
                 a, quantity, context.terms))]
         if others:
@@ -200,6 +200,7 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
             out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
                                                  f"but the claim states {value.text}",
                                f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1))
+    out += settings_conflicts(index, claim, values, context)
     seen = {f.where for f in out}
     out += [f for f in evidence_conflicts(index, claim, check, values, context, paper_numbers)
             if f.where not in seen]
@@ -210,6 +211,33 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
                                             f"({', '.join(v.text for v in values)}) is set in "
                                             "code or config"))
     return out, bool(bound) and all(bound)
+
+
+def settings_conflicts(index: RepoIndex, claim: Claim, values: list[StatedValue],
+                       context: ClaimContext) -> list[Finding]:
+    """The settings (config files and classes, command-line defaults) that bind the very
+    identifier the claim gives a value (`rope_base=10000`) hold none of the claim's numbers,
+    but another: what runs is the setting, whatever default some function keeps."""
+    out = []
+    mentioned = mentioned_numbers(claim.text)
+    for value in values:
+        if len(value.symbol) < 2 or _math_symbol(value.symbol):
+            continue
+        own = _parts(value.symbol)
+        settings = [a for a, _ in _name_terms(index) if own and own <= _parts(a.name) and (
+            in_settings(a) or a.source == "argparse") and
+            names_quantity(a, value, value.quantity, context)]
+        if any(a.numbers & mentioned for a in settings):
+            continue  # one of them holds it (any section: `VPConfig` for "video prediction")
+        wrong = [a for a in settings if (scalar(a) or fraction(value) and _is_one(a)) and
+                 in_namespace(a, context.terms)]
+        if wrong:
+            a = wrong[0]
+            out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line} "
+                                                 f"configures {value.symbol}, but the claim "
+                                                 f"states {value.text}", f"{a.file}:{a.line}",
+                               fails=claim.dimension == Dimension.D1))
+    return out
 
 
 def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimContext,
@@ -264,7 +292,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         # never mentions, so a symbol may take the head's words even beside other values.
         quantity = quantity_of(value, counted, context, any_value=True)
         # a fraction's quantity set to 1 is a value, not a flag or a counter's start
-        candidates = near + ones if not value.whole else near
+        candidates = near + ones if fraction(value) else near
         taken = taken_by_others(value, counted, claim.text)
         wrong = [a for a in candidates if not excused(a, mentioned, counted, context) and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
@@ -570,6 +598,11 @@ def _bound_numbers(index: RepoIndex) -> set[str]:
         found = index.cache["alignment_bound_numbers"] = {
             k for a, _ in _name_terms(index) for k in a.numbers}
     return found
+
+
+def fraction(value: StatedValue) -> bool:
+    """A value between 0 and 1 (`0.1`, `20%`): 1 is another value of its quantity."""
+    return any(0 < float(key) < 1 for key in value.keys)
 
 
 def _is_one(a: Assignment) -> bool:

@@ -17,6 +17,8 @@ from sabench.scaffolds.alignment_check import (
     claim_locations,
     get_checker,
 )
+from sabench.scaffolds import alignment_values
+from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmark" / "demo"
@@ -565,3 +567,20 @@ def test_a_section_named_by_the_claim_holds_its_value(tmp_path: Path) -> None:
               "fmt:\n  optimizer:\n    lr: 1e-4\n    batch_size: 256\n")
     assert drifted_and_faithful(tmp_path, vae, stages, "1e-4", "1e-3", "config.yaml",
                                 finetune) == (True, False)
+
+
+@pytest.mark.parametrize(("setting", "fails"), [("10000.0", False), ("100000", True)])
+def test_the_setting_of_the_claims_identifier_is_what_runs(
+        tmp_path: Path, setting: str, fails: bool) -> None:
+    # a function's default keeps the paper's value; the settings class the entry point reads
+    # holds another: the setting is what runs
+    (tmp_path / "layers.py").write_text("def rotary(x, rope_base=10000.0):\n    return x\n")
+    (tmp_path / "config.py").write_text(f"class ModelConfig:\n    rope_base: float = {setting}\n"
+                                        "    activated_experts: int = 1\n")
+    claim = toy_claim("toy-D1-001", "RoPE base frequency: rope_base=10000; "
+                                    "activated_experts=2.4B parameters")
+    values = alignment_values.stated_values(claim.text)
+    found = alignment_values.settings_conflicts(
+        RepoIndex.build(tmp_path), claim, values, alignment_values.claim_context(claim.text))
+    # 1 is another value only for a fraction: `activated_experts = 1` is no 2.4B
+    assert [f.where for f in found] == (["config.py:2"] if fails else [])
