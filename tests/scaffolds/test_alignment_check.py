@@ -10,6 +10,7 @@ import pytest
 
 from sabench.benchmark.dataset import load_paper
 from sabench.benchmark.demo_run import drifted_claims
+from sabench.scaffolds import alignment_values
 from sabench.scaffolds.alignment_check import (
     CHECKERS,
     UnknownChecker,
@@ -17,7 +18,6 @@ from sabench.scaffolds.alignment_check import (
     claim_locations,
     get_checker,
 )
-from sabench.scaffolds import alignment_values
 from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
 
