@@ -126,22 +126,38 @@ def write_lines(repo: Path, rel: str, lines: list[str]) -> None:
 
 def drift_value(repo: Path, site: Site, rng: random.Random) -> bool:
     """A number stated by the claim, where the evidence's code (not a comment or a string)
-    sets it, multiplied by ten: a drift of what runs, not of what the code says about it."""
+    sets it, multiplied by ten: a drift of what runs, not of what the code says about it.
+    The first such number on a line whose code names a word of the claim is taken, else the
+    first at all: an evidence range often sets several things, and `hidden_dim = 256` beside
+    `batch_size = 256` is not the value of "batch size 256"."""
     stated = claim_values(site.claim.text)
+    words = term_set(site.claim.text)
+    found = []
     for rel, start, end in site.ranges:
         lines = lines_of(repo, rel)
         code = code_spans(rel, lines)
         for i in range(start - 1, min(end, len(lines))):
-            for found in NUMBER.finditer(lines[i]):
-                number = found.group(1)
-                if not in_code(code, i, found.start(1)):
-                    continue
-                if number in stated or _same_value(number, stated):
-                    lines[i] = lines[i][:found.start(1)] + _tenfold(number) + \
-                        lines[i][found.end(1):]
-                    write_lines(repo, rel, lines)
-                    return True
-    return False
+            for number in NUMBER.finditer(lines[i]):
+                if in_code(code, i, number.start(1)) and (
+                        number.group(1) in stated or _same_value(number.group(1), stated)):
+                    named = bool(term_set(_code_before(lines[i], number.start(1), code, i))
+                                 & words)
+                    found.append((not named, rel, i, number.start(1), number.end(1)))
+    if not found:
+        return False
+    _, rel, i, start, end = min(found, key=lambda f: f[0])  # stable: first of the best
+    lines = lines_of(repo, rel)
+    lines[i] = lines[i][:start] + _tenfold(lines[i][start:end]) + lines[i][end:]
+    write_lines(repo, rel, lines)
+    return True
+
+
+def _code_before(line: str, column: int, spans: Spans | None, index: int) -> str:
+    """The code of a line before `column`, strings kept (a key `"lr": 3e-4` names its
+    value), comments left out."""
+    comment = min((a for a, b in (spans or {}).get(index, ()) if line[a:a + 1] == "#"),
+                  default=len(line))
+    return line[:min(column, comment)]
 
 
 #: Numbers of a claim's text that name rather than set something: a model or dataset name

@@ -144,3 +144,14 @@ def test_a_phase_swap_prefers_the_claims_own_steps(tmp_path: Path) -> None:
     assert (tmp_path / "m.py").read_text().splitlines()[1:] == [
         "    super().__init__()", "    cfg.seed_everything()", "    cfg.freeze()",
         "    model = finetune_decoder(model)", "    model = pretrain_encoder(cfg)"]
+
+
+def test_a_value_drift_prefers_the_line_that_names_the_claims_quantity(tmp_path: Path) -> None:
+    (tmp_path / "c.py").write_text("hidden_dim = 256  # batch\nbatch_size = 256\n")
+    claim = Claim(id="p-D1-001", dimension=Dimension.D1, text="batch size 256", source="")
+    assert drift_value(tmp_path, Site(claim, (("c.py", 1, 2),)), random.Random(0))
+    assert (tmp_path / "c.py").read_text() == "hidden_dim = 256  # batch\nbatch_size = 2560\n"
+    # no line names the claim's words: the first value is drifted
+    (tmp_path / "c.py").write_text("width = 256\ndepth = 256\n")
+    assert drift_value(tmp_path, Site(claim, (("c.py", 1, 2),)), random.Random(0))
+    assert (tmp_path / "c.py").read_text() == "width = 2560\ndepth = 256\n"
