@@ -481,9 +481,10 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         return False  # `n_models` counts models: it is not "models at $5.00"
     if value.count and not counts_noun(a.name, value.head):
         return False  # "5 seeds" is no `seed = 42`
-    if value.head and value.head not in _SIZE_UNITS and not any(
+    # `gpus` is not "GPU hours"; but a symbol's value ("L=2048 tokens") is in its unit
+    if value.head and not value.symbol and value.head not in _SIZE_UNITS and not any(
             covered(value.head, frozenset(word_terms(p))) for p in _parts(a.name)):
-        return False  # `gpus` is not "GPU hours"
+        return False
     named = False
     for part in _name_parts(a.name, claim):
         words = frozenset(word_terms(part))

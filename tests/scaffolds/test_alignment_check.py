@@ -525,6 +525,10 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
     ("Identity-probing evaluation: 5 identity-probing prompts; 1,000 queries per prompt",
      "class DetectorConfig:\n    num_prompts = 5\n    num_queries_per_prompt = {}\n"
      "    log_every = 1000\n", 1000, 10000),
+    # "tokens" is the unit of a symbol's value, not a noun the name must count
+    ("Training context length: L=2048 tokens for language modelling",
+     "class LanguageModelTrainingConfig:\n    context_length = {}  # tokens\n"
+     "    log_every = 2048\n", 2048, 20480),
     # `N_r` is the paper's notation: the quantity's words name it (`num_routed_experts`)
     ("Model architecture: N_r=16 routed experts, N_s=2 shared experts",
      "class ModelConfig:\n    num_routed_experts = {}\n    num_shared_experts = 2\n"
