@@ -18,7 +18,8 @@ again, and count the claim as detected when it now fails. Kinds of drift, by dim
 Detected means the claim now fails, or its expected score dropped (by at least `DROP`): the
 check's verdict on it went down. `flagged` counts the stricter outcome, pass -> fail, which is
 what sends a claim to repair. A false alarm is another claim of the same repository, none of
-whose official evidence lines were touched, whose verdict crosses the pass threshold either way.
+whose official evidence lines the injection changed (a stub changes the whole body it
+replaces), whose verdict crosses the pass threshold either way.
 
 Each repository is copied once (files put back after each injection); repositories of more
 than `MAX_FILES` files are left out and listed in the report.
@@ -27,6 +28,7 @@ than `MAX_FILES` files are left out and listed in the report.
 from __future__ import annotations
 
 import ast
+import difflib
 import io
 import os
 import random
@@ -63,9 +65,9 @@ class Site:
     claim: Claim
     ranges: tuple[tuple[str, int, int], ...]
 
-    def touches(self, other: Site) -> bool:
-        return any(f == g and a <= d and c <= b for f, a, b in self.ranges
-                   for g, c, d in other.ranges)
+    def touches(self, changed: dict[str, list[tuple[int, int]]]) -> bool:
+        """Some of its lines are among the `changed` ones (per file, 1-based ranges)."""
+        return any(a <= d and c <= b for f, a, b in self.ranges for c, d in changed.get(f, ()))
 
 
 class DriftSuiteError(ValueError):
@@ -500,7 +502,9 @@ def inject_and_check(name: str, spec: PaperSpec, copy: Path, sites: dict[str, Si
         for kind, inject in kinds:
             if inject(copy, site, rng):
                 after = {r.id: r for r in check(spec, copy, None)}
-                untouched = [o for o, s in sites.items() if o != cid and not s.touches(site)]
+                changed = {rel: changed_lines(data, (copy / rel).read_bytes())
+                           for rel, data in saved.items()}
+                untouched = [o for o, s in sites.items() if o != cid and not s.touches(changed)]
                 alarms = sum(after[o].passed != before[o].passed for o in untouched)
                 flagged = not after[cid].passed
                 dropped = after[cid].expected_score <= before[cid].expected_score - DROP
@@ -510,6 +514,19 @@ def inject_and_check(name: str, spec: PaperSpec, copy: Path, sites: dict[str, Si
     finally:
         _restore(copy, saved)
     return None
+
+
+def changed_lines(before: bytes, after: bytes) -> list[tuple[int, int]]:
+    """The lines of `before` (1-based, inclusive ranges) that `after` changed or removed; an
+    insertion counts as touching the line it follows. A stub touches the whole body it
+    replaced, not just the drifted claim's evidence."""
+    old, new = before.splitlines(), after.splitlines()
+    out = []
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False
+                                                     ).get_opcodes():
+        if tag != "equal":
+            out.append((max(1, i1), max(i1 + 1, i2)) if tag == "insert" else (i1 + 1, i2))
+    return out
 
 
 def _restore(copy: Path, saved: dict[str, bytes]) -> None:

@@ -155,3 +155,15 @@ def test_a_value_drift_prefers_the_line_that_names_the_claims_quantity(tmp_path:
     (tmp_path / "c.py").write_text("width = 256\ndepth = 256\n")
     assert drift_value(tmp_path, Site(claim, (("c.py", 1, 2),)), random.Random(0))
     assert (tmp_path / "c.py").read_text() == "width = 2560\ndepth = 256\n"
+
+
+def test_the_lines_an_injection_touches_are_the_lines_it_changed() -> None:
+    from sabench.benchmark.drift import changed_lines
+
+    before = b"def f(x):\n    a = x + 1\n    b = a * 2\n    return b\n\nLR = 3e-4\n"
+    stub = b"def f(x):\n    raise NotImplementedError\n\nLR = 3e-4\n"
+    assert changed_lines(before, stub) == [(2, 4)]  # the whole body, not one claim's line
+    assert changed_lines(before, before.replace(b"3e-4", b"0.003")) == [(6, 6)]
+    claim = Claim(id="p-D2-002", dimension=Dimension.D2, text="b doubles a", source="")
+    assert Site(claim, (("m.py", 3, 3),)).touches({"m.py": [(2, 4)]})
+    assert not Site(claim, (("m.py", 3, 3),)).touches({"m.py": [(6, 6)], "n.py": [(3, 3)]})
