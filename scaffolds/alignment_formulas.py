@@ -319,8 +319,12 @@ def paired_signs(shape: Shape, code: Shape, same_name: Callable[[str, str], bool
     for term, sign in shape.parts:
         others = {f for t, _ in shape.parts if t != term for f in _names(t)}
         own = _names(term) - others
-        matches = [i for i, (t, _) in enumerate(code_terms) if own & _names(t)] \
-            if same_name is None else [i for i, (t, _) in enumerate(code_terms) if any(
+        if not _names(term):  # a constant (`1` of `1 - alpha_k`) pairs with the same constant
+            matches = [i for i, (t, _) in enumerate(code_terms) if t == term]
+        elif same_name is None:
+            matches = [i for i, (t, _) in enumerate(code_terms) if own & _names(t)]
+        else:
+            matches = [i for i, (t, _) in enumerate(code_terms) if any(
                 same_name(a, b) for a in own for b in _names(t))]
         if len(matches) != 1 or matches[0] in used:
             return None
@@ -336,7 +340,8 @@ def _names(term: Term) -> set[str]:
 def abbreviates(paper: str, code: str) -> bool:
     """The code's name is the paper's, or one of them abbreviates the other: the same name
     with a short prefix (`x_pred` and `pred`), or the same first letter and the same last
-    two characters (`c_xy` and `cmd_xy`, `a_t` and `a_tilde_t`)."""
+    two characters (`c_xy` and `cmd_xy`, `a_t` and `a_tilde_t`), or the paper's name with
+    its one-letter index dropped (`alpha_k` and `alpha`: the code holds every k at once)."""
     paper, code = paper.replace("^", ""), code.replace("^", "")  # `x_t^k` is `x_t_k`
     if paper == code:
         return True
@@ -344,7 +349,9 @@ def abbreviates(paper: str, code: str) -> bool:
     if len(short) < 3 or not short.isalnum() or not long.isalnum():
         return False
     return long.endswith(short) and len(long) - len(short) <= 2 or \
-        short[0] == long[0] and short[-2:] == long[-2:]
+        short[0] == long[0] and short[-2:] == long[-2:] or \
+        long == paper and long.startswith(short) and len(long) == len(short) + 1 and \
+        long[-1].isalpha()
 
 
 # ------------------------------------------------------------------------------- scale factors

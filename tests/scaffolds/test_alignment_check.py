@@ -588,3 +588,13 @@ def test_the_setting_of_the_claims_identifier_is_what_runs(
         RepoIndex.build(tmp_path), claim, values, alignment_values.claim_context(claim.text))
     # 1 is another value only for a fraction: `activated_experts = 1` is no 2.4B
     assert [f.where for f in found] == (["config.py:2"] if fails else [])
+
+
+def test_a_sum_with_a_constant_keeps_the_papers_signs(tmp_path: Path) -> None:
+    # the constant pairs with the constant, `alpha` is `alpha_k` with its index dropped
+    claim = toy_claim("toy-D2-001", "Noise schedule signal fraction: kept signal = "
+                                    "1 - alpha_k, for each noising step k")
+    code = ("def signal_fraction(alpha):\n"
+            '    """Noise schedule: the kept signal fraction at each noising step."""\n'
+            "    kept_signal = 1.0 {} alpha\n    return kept_signal\n")
+    assert drifted_and_faithful(tmp_path, claim, code, "-", "+", "model.py") == (True, False)
