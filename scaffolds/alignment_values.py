@@ -200,7 +200,7 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
             out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
                                                  f"but the claim states {value.text}",
                                f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1))
-    out += settings_conflicts(index, claim, values, context)
+    out += settings_conflicts(index, claim, context)
     seen = {f.where for f in out}
     out += [f for f in evidence_conflicts(index, claim, check, values, context, paper_numbers)
             if f.where not in seen]
@@ -213,31 +213,44 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
     return out, bool(bound) and all(bound)
 
 
-def settings_conflicts(index: RepoIndex, claim: Claim, values: list[StatedValue],
-                       context: ClaimContext) -> list[Finding]:
+def settings_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext
+                       ) -> list[Finding]:
     """The settings (config files and classes, command-line defaults) that bind the very
-    identifier the claim gives a value (`rope_base=10000`) hold none of the claim's numbers,
-    but another: what runs is the setting, whatever default some function keeps."""
+    identifier the claim gives a value (`rope_base=10000`), or that count the noun a small
+    number counts ("1,000 classes": `num_classes`), hold none of the claim's numbers, but
+    another: what runs is the setting, whatever default some function keeps."""
     out = []
     mentioned = mentioned_numbers(claim.text)
-    for value in values:
-        if len(value.symbol) < 2 or _math_symbol(value.symbol):
-            continue
-        own = _parts(value.symbol)
-        settings = [a for a, _ in _name_terms(index) if own and own <= _parts(a.name) and (
-            in_settings(a) or a.source == "argparse") and
-            names_quantity(a, value, value.quantity, context)]
-        if any(a.numbers & mentioned for a in settings):
-            continue  # one of them holds it (any section: `VPConfig` for "video prediction")
+    counted = stated_values(claim.text, small=True)
+    for value in counted:
+        settings = [a for a, _ in _name_terms(index) if (
+            in_settings(a) or a.source == "argparse") and _configures(a, value, counted, claim,
+                                                                     context)]
+        if any(a.numbers & mentioned - {"0", "1"} for a in settings):
+            continue  # one holds it (any section: `VPConfig` for "video prediction"); 0 and 1
+            # are unset or switched off, a `coco.num_classes = 0` holds no number of a claim
         wrong = [a for a in settings if (scalar(a) or fraction(value) and _is_one(a)) and
                  in_namespace(a, context.terms)]
         if wrong:
             a = wrong[0]
             out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line} "
-                                                 f"configures {value.symbol}, but the claim "
-                                                 f"states {value.text}", f"{a.file}:{a.line}",
+                                                 "is the setting of what the claim states as "
+                                                 f"{value.text}", f"{a.file}:{a.line}",
                                fails=claim.dimension == Dimension.D1))
     return out
+
+
+def _configures(a: Assignment, value: StatedValue, values: list[StatedValue], claim: Claim,
+                context: ClaimContext) -> bool:
+    """`a` is named as the claim's own identifier for the value, or counts the noun the
+    value counts, in words of the claim."""
+    if len(value.symbol) > 1 and not _math_symbol(value.symbol):
+        own = _parts(value.symbol)
+        return bool(own) and own <= _parts(a.name) and names_quantity(a, value, value.quantity,
+                                                                        context)
+    return value.count and bool(value.head) and counts_noun(a.name, value.head) and \
+        names_quantity(a, value, quantity_of(value, values, context, any_value=True), context,
+                       taken_by_others(value, values, claim.text))
 
 
 def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimContext,

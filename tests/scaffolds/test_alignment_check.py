@@ -583,10 +583,25 @@ def test_the_setting_of_the_claims_identifier_is_what_runs(
                                         "    activated_experts: int = 1\n")
     claim = toy_claim("toy-D1-001", "RoPE base frequency: rope_base=10000; "
                                     "activated_experts=2.4B parameters")
-    values = alignment_values.stated_values(claim.text)
-    found = alignment_values.settings_conflicts(
-        RepoIndex.build(tmp_path), claim, values, alignment_values.claim_context(claim.text))
+    found = alignment_values.settings_conflicts(RepoIndex.build(tmp_path), claim,
+                                                alignment_values.claim_context(claim.text))
     # 1 is another value only for a fraction: `activated_experts = 1` is no 2.4B
+    assert [f.where for f in found] == (["config.py:2"] if fails else [])
+
+
+@pytest.mark.parametrize(("setting", "fails"), [("1000", False), ("10000", True)])
+def test_the_setting_that_counts_the_claims_noun_is_what_runs(
+        tmp_path: Path, setting: str, fails: bool) -> None:
+    # "1,000 classes": `num_classes` of the settings class, whatever the model's default; a
+    # section that switches classes off (`= 0`) holds no number of the claim
+    (tmp_path / "model.py").write_text("def build(num_classes=1000):\n    return num_classes\n")
+    (tmp_path / "config.py").write_text(f"class ModelConfig:\n    num_classes: int = {setting}\n"
+                                        "\n\ndef coco_config():\n    cfg = ModelConfig()\n"
+                                        "    cfg.num_classes = 0\n    return cfg\n")
+    claim = toy_claim("toy-D1-001", "ImageNet dataset: 1,281,167 training images from "
+                                    "1,000 classes")
+    found = alignment_values.settings_conflicts(RepoIndex.build(tmp_path), claim,
+                                                alignment_values.claim_context(claim.text))
     assert [f.where for f in found] == (["config.py:2"] if fails else [])
 
 
