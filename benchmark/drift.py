@@ -262,7 +262,11 @@ NOT_COMPUTING = re.compile(r"^\s*(?:assert\b|(?:print|logging\.\w+|log\w*|logger
 def drift_operator(repo: Path, site: Site, rng: random.Random) -> bool:
     """One arithmetic operator in the evidence's Python code swapped: not in a comment or a
     string, not joining a string (`"\\n" + "=" * 70` formats output), and not on a line that
-    prints, logs or asserts."""
+    prints, logs or asserts. The first on a line whose code names a word of the claim is
+    taken, else the first at all (`len(blocks) - 1` beside `h + alpha * (h_a - h)` is not the
+    claim's formula)."""
+    words = term_set(site.claim.text)
+    found = []
     for rel, start, end in site.ranges:
         if not rel.endswith(".py"):
             continue
@@ -277,10 +281,17 @@ def drift_operator(repo: Path, site: Site, rng: random.Random) -> bool:
                                    _joins_string(code, i, at, len(old))):
                     at = lines[i].find(old, at + 1)
                 if at >= 0:
-                    lines[i] = lines[i][:at] + new + lines[i][at + len(old):]
-                    write_lines(repo, rel, lines)
-                    return True
-    return False
+                    named = bool(term_set(_code_before(lines[i], len(lines[i]), code, i))
+                                 & words)
+                    found.append((not named, rel, i, at, old, new))
+                    break
+    if not found:
+        return False
+    _, rel, i, at, old, new = min(found, key=lambda f: f[0])  # stable: first of the best
+    lines = lines_of(repo, rel)
+    lines[i] = lines[i][:at] + new + lines[i][at + len(old):]
+    write_lines(repo, rel, lines)
+    return True
 
 
 def _joins_string(spans: Spans | None, line: int, at: int, width: int) -> bool:

@@ -167,3 +167,12 @@ def test_the_lines_an_injection_touches_are_the_lines_it_changed() -> None:
     claim = Claim(id="p-D2-002", dimension=Dimension.D2, text="b doubles a", source="")
     assert Site(claim, (("m.py", 3, 3),)).touches({"m.py": [(2, 4)]})
     assert not Site(claim, (("m.py", 3, 3),)).touches({"m.py": [(6, 6)], "n.py": [(3, 3)]})
+
+
+def test_an_operator_drift_prefers_a_line_that_names_the_claims_words(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("last = len(blocks) - 1\nstate = state + alpha * update\n")
+    claim = Claim(id="p-D2-001", dimension=Dimension.D2, source="",
+                  text="Residual update: state = state + alpha * update")
+    assert drift_operator(tmp_path, Site(claim, (("m.py", 1, 2),)), random.Random(0))
+    assert (tmp_path / "m.py").read_text() == \
+        "last = len(blocks) - 1\nstate = state - alpha * update\n"
