@@ -223,9 +223,8 @@ def settings_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext
     mentioned = mentioned_numbers(claim.text)
     counted = stated_values(claim.text, small=True)
     for value in counted:
-        settings = [a for a, _ in _name_terms(index) if (
-            in_settings(a) or a.source == "argparse") and _configures(a, value, counted, claim,
-                                                                     context)]
+        settings = [a for a in _settings(index) if _configures(a, value, counted, claim,
+                                                               context)]
         if any(a.numbers & mentioned - {"0", "1"} for a in settings):
             continue  # one holds it (any section: `VPConfig` for "video prediction"); 0 and 1
             # are unset or switched off, a `coco.num_classes = 0` holds no number of a claim
@@ -238,6 +237,15 @@ def settings_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext
                                                  f"{value.text}", f"{a.file}:{a.line}",
                                fails=claim.dimension == Dimension.D1))
     return out
+
+
+def _settings(index: RepoIndex) -> list[Assignment]:
+    """The repository's settings: config files and classes, command-line defaults (cached)."""
+    found = index.cache.get("alignment_settings")
+    if found is None:
+        found = [a for a, _ in _name_terms(index) if in_settings(a) or a.source == "argparse"]
+        index.cache["alignment_settings"] = found
+    return found
 
 
 def _configures(a: Assignment, value: StatedValue, values: list[StatedValue], claim: Claim,
