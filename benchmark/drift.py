@@ -6,10 +6,11 @@ again, and count the claim as detected when it now fails. Kinds of drift, by dim
 
     D1 value     a value the claim states, where the evidence's code sets it (never in a
                  comment or string, never a number of a name or label, never 0 or 1),
-                 times ten
+                 times ten; preferably on a line whose code names a word of the claim
     D2 stub      the function holding the evidence replaced by `raise NotImplementedError`
     D2 operator  one arithmetic operator of the evidence's code swapped (+ -, * /), not one
-                 joining strings nor on a line that prints, logs or asserts
+                 joining strings nor on a line that prints, logs or asserts; preferably on
+                 a line whose code names a word of the claim
     D3 remove    the evidence lines commented out (the metric, baseline or split is gone)
     D4 swap      two consecutive call lines of the evidence swapped, preferably calls named
                  after the claim's steps (the phases reorder; prints, logging, argument
