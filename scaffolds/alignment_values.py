@@ -375,9 +375,11 @@ _CONTAINERS = frozenset({"shape", "list", "tuple", "size", "choic"})
 
 def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValue],
                    context: ClaimContext, mentioned: frozenset[str]) -> list[Finding]:
-    """A list of numbers named as a stated value's quantity (`hidden_shape = [1280, 128,
-    128]` for "3 hidden layers of 128 units") that holds a value the claim states beside one
-    it never mentions: the claim's list with an element changed."""
+    """A list of numbers named as the quantity of a list the claim states, with one of its
+    elements changed (`scale_factors: [0.1, 0.1, 1, 10]` for "scale_factor range [0.01, 0.1,
+    1, 10]"); or a Python list named as a stated value's quantity (`hidden_shape = [1280,
+    128, 128]` for "3 hidden layers of 128 units") that holds a value the claim states beside
+    one it never mentions."""
     out = []
     lists = stated_lists(claim.text)
     for a in near:
