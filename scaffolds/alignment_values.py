@@ -197,9 +197,7 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
                 a, quantity, context.terms))]
         if others:
             a = others[0]
-            out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
-                                                 f"but the claim states {value.text}",
-                               f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1))
+            out.append(conflict(claim, a, f", but the claim states {value.text}"))
     out += settings_conflicts(index, claim, context)
     seen = {f.where for f in out}
     out += [f for f in evidence_conflicts(index, claim, check, values, context, paper_numbers)
@@ -232,10 +230,8 @@ def settings_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext
                  in_namespace(a, context.terms)]
         if wrong:
             a = wrong[0]
-            out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line} "
-                                                 "is the setting of what the claim states as "
-                                                 f"{value.text}", f"{a.file}:{a.line}",
-                               fails=claim.dimension == Dimension.D1))
+            out.append(conflict(claim, a, " is the setting of what the claim states as "
+                                          f"{value.text}"))
     return out
 
 
@@ -324,10 +320,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                       a.numbers & paper_numbers)]
         if wrong:
             a = wrong[0]
-            out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
-                                                 "where the claim is implemented, but the claim "
-                                                 f"states {value.text}", f"{a.file}:{a.line}",
-                               fails=claim.dimension == Dimension.D1))
+            out.append(conflict(claim, a, ", where the claim is implemented, but the claim "
+                                          f"states {value.text}"))
     return out
 
 
@@ -391,10 +385,8 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
             a, v, v.quantity, context, list_taken(v, lists, values, claim.text))]
         if changed:
             value, _ = changed[0]
-            out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
-                                                 "where the claim is implemented, but the claim "
-                                                 f"states {value.text}", f"{a.file}:{a.line}",
-                               fails=claim.dimension == Dimension.D1))
+            out.append(conflict(claim, a, ", where the claim is implemented, but the claim "
+                                          f"states {value.text}"))
             continue
         if not isinstance(a.value, (list, tuple)):
             continue
@@ -402,11 +394,9 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
         named = [v for v in values if v.keys & hits and names_quantity(
             a, v, quantity_of(v, values, context, any_value=True), context)]
         if hits and misses and named:
-            out.append(Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}, "
-                                                 "where the claim is implemented, holds "
-                                                 f"{', '.join(sorted(misses))}, but the claim "
-                                                 f"states {named[0].text}",
-                               f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1))
+            out.append(conflict(claim, a, ", where the claim is implemented, holds "
+                                          f"{', '.join(sorted(misses))}, but the claim states "
+                                          f"{named[0].text}"))
     return out
 
 
@@ -708,6 +698,12 @@ def claim_context(text: str) -> ClaimContext:
                   for t in word_terms((m.group(1) + m.group(2)).lower())}
     return ClaimContext(claim_terms(text) | hyphenated, claim_terms(head),
                         frozenset(joined))
+
+
+def conflict(claim: Claim, a: Assignment, detail: str) -> Finding:
+    """A value conflict at `a`: it fails numerical claims and is a reason for the others."""
+    return Finding("value_conflict", f"{a.path} = {shown(a)} at {a.file}:{a.line}{detail}",
+                   f"{a.file}:{a.line}", fails=claim.dimension == Dimension.D1)
 
 
 def shown(a: Assignment) -> str:

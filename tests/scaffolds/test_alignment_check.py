@@ -581,12 +581,10 @@ def test_the_setting_of_the_claims_identifier_is_what_runs(
     (tmp_path / "layers.py").write_text("def rotary(x, rope_base=10000.0):\n    return x\n")
     (tmp_path / "config.py").write_text(f"class ModelConfig:\n    rope_base: float = {setting}\n"
                                         "    activated_experts: int = 1\n")
-    claim = toy_claim("toy-D1-001", "RoPE base frequency: rope_base=10000; "
-                                    "activated_experts=2.4B parameters")
-    found = alignment_values.settings_conflicts(RepoIndex.build(tmp_path), claim,
-                                                alignment_values.claim_context(claim.text))
     # 1 is another value only for a fraction: `activated_experts = 1` is no 2.4B
-    assert [f.where for f in found] == (["config.py:2"] if fails else [])
+    assert settings_conflicts(tmp_path, "RoPE base frequency: rope_base=10000; "
+                                        "activated_experts=2.4B parameters") == \
+        (["config.py:2"] if fails else [])
 
 
 @pytest.mark.parametrize(("setting", "fails"), [("1000", False), ("10000", True)])
@@ -598,11 +596,16 @@ def test_the_setting_that_counts_the_claims_noun_is_what_runs(
     (tmp_path / "config.py").write_text(f"class ModelConfig:\n    num_classes: int = {setting}\n"
                                         "\n\ndef coco_config():\n    cfg = ModelConfig()\n"
                                         "    cfg.num_classes = 0\n    return cfg\n")
-    claim = toy_claim("toy-D1-001", "ImageNet dataset: 1,281,167 training images from "
-                                    "1,000 classes")
-    found = alignment_values.settings_conflicts(RepoIndex.build(tmp_path), claim,
+    assert settings_conflicts(tmp_path, "ImageNet dataset: 1,281,167 training images from "
+                                        "1,000 classes") == (["config.py:2"] if fails else [])
+
+
+def settings_conflicts(repo: Path, text: str) -> list[str]:
+    """Where the settings rule finds conflicts for a claim of `text` in `repo`."""
+    claim = toy_claim("toy-D1-001", text)
+    found = alignment_values.settings_conflicts(RepoIndex.build(repo), claim,
                                                 alignment_values.claim_context(claim.text))
-    assert [f.where for f in found] == (["config.py:2"] if fails else [])
+    return [f.where for f in found]
 
 
 def test_a_sum_with_a_constant_keeps_the_papers_signs(tmp_path: Path) -> None:
