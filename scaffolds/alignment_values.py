@@ -12,6 +12,7 @@ it is the identifier the claim uses, or when all its words are the quantity's or
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -297,6 +298,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     near = [a for a, _ in _name_terms(index) if any(
         a.file == f and start <= a.line <= end for f, start, end in windows)]
     near += lookup_defaults(index, windows)
+    near += [labelled for a in near if (labelled := under_label(a, context)) is not None]
     mentioned = mentioned_numbers(claim.text)
     out = list_conflicts(claim, near, values, context, mentioned)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
@@ -336,6 +338,17 @@ def excused(a: Assignment, mentioned: frozenset[str], values: list[StatedValue],
                                             context) for v in owners):
             return True
     return False
+
+
+def under_label(a: Assignment, context: ClaimContext) -> Assignment | None:
+    """A config key that is only a label the claim writes (`phase1` of "Phase 1 uses 32
+    steps", `t2v`), read with the section above it, which names the quantity
+    (`inference_steps.phase1` is `inference_steps_phase1`)."""
+    parts = a.path.split(".")
+    labels = _name_parts(a.name, context)
+    if a.source != "config" or len(parts) < 2 or not labels or not labels <= context.joined:
+        return None
+    return dataclasses.replace(a, name=f"{parts[-2]}_{a.name}")
 
 
 #: A key read with a default in place (`cfg.get("sampling_steps", 50)`, `getattr(args,

@@ -616,3 +616,12 @@ def test_a_sum_with_a_constant_keeps_the_papers_signs(tmp_path: Path) -> None:
             '    """Noise schedule: the kept signal fraction at each noising step."""\n'
             "    kept_signal = 1.0 {} alpha\n    return kept_signal\n")
     assert drifted_and_faithful(tmp_path, claim, code, "-", "+", "model.py") == (True, False)
+
+
+def test_a_config_key_that_is_only_a_label_is_read_with_its_section(tmp_path: Path) -> None:
+    # `phase1` alone names no quantity; under `inference_steps` it is the steps of phase 1
+    claim = toy_claim("toy-D1-001", "Inference configuration: Phase 1 uses 32 autoregressive "
+                                    "steps, Phase 2 uses 4 autoregressive steps")
+    config = ("inference:\n  schedule: cosine\n  autoregressive_inference_steps:\n"
+              "    phase1: {}\n    phase2: 4\nlogging:\n  every: 32\n")
+    assert drifted_and_faithful(tmp_path, claim, config, 32, 320, "config.yaml") == (True, False)
