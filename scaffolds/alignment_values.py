@@ -12,9 +12,8 @@ it is the identifier the claim uses, or when all its words are the quantity's or
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sabench.scaffolds.alignment_rules import GENERIC, Finding, covered, name_terms
 from sabench.verifiers.checks import ClaimCheck, view
@@ -334,8 +333,8 @@ def excused(a: Assignment, mentioned: frozenset[str], values: list[StatedValue],
     rate for a claim whose "KL weight beta=1e-3" it is."""
     for number in a.numbers & mentioned:
         owners = [v for v in values if number in v.keys and len(v.symbol) > 1]
-        if not owners or any(names_quantity(a, v, quantity_of(v, values, context, True),
-                                            context) for v in owners):
+        if not owners or any(names_quantity(
+                a, v, quantity_of(v, values, context, any_value=True), context) for v in owners):
             return True
     return False
 
@@ -348,7 +347,7 @@ def under_label(a: Assignment, context: ClaimContext) -> Assignment | None:
     labels = _name_parts(a.name, context)
     if a.source != "config" or len(parts) < 2 or not labels or not labels <= context.joined:
         return None
-    return dataclasses.replace(a, name=f"{parts[-2]}_{a.name}")
+    return replace(a, name=f"{parts[-2]}_{a.name}")
 
 
 #: A key read with a default in place (`cfg.get("sampling_steps", 50)`, `getattr(args,
@@ -425,9 +424,10 @@ def stated_lists(text: str) -> list[tuple[StatedValue, list[str]]]:
     for found in _STATED_LIST.finditer(text):
         before = text[:found.start()]
         symbol = re.search(r"([A-Za-z_]\w*)\s*[=:]\s*$", before)
-        elements = [normalise(float(x)) for x in found.group(1).split(",")]
+        numbers = [float(x) for x in found.group(1).split(",")]
+        elements = [normalise(x) for x in numbers]
         value = StatedValue(frozenset(elements), found.group(0),
-                            all(is_trivial(float(x)) for x in found.group(1).split(",")),
+                            all(is_trivial(x) for x in numbers),
                             claim_terms(_CLAUSE.split(before)[-1]),
                             symbol.group(1).lower() if symbol else "", start=found.start())
         out.append((value, elements))
@@ -467,9 +467,9 @@ def one_changed(code: list | tuple, stated: list[str]) -> bool:
     if len(code) != len(stated):
         return False
     left = list(stated)
-    for element in code:
-        if normalise(float(element)) in left:
-            left.remove(normalise(float(element)))
+    for element in map(normalise, map(float, code)):
+        if element in left:
+            left.remove(element)
     return len(left) == 1
 
 
