@@ -25,6 +25,7 @@ import numpy as np
 
 from sabench.scaffolds import alignment_formulas as formulas
 from sabench.scaffolds import alignment_rules as rules
+from sabench.scaffolds import alignment_structure as structure
 from sabench.scaffolds import alignment_values as values
 from sabench.verifiers.alignment import CHECKERS as VERIFIER_CHECKERS
 from sabench.verifiers.alignment import ClaimResult, problems
@@ -143,7 +144,8 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
         found += rules.operation_findings(index, claim)
         found += [rules.Finding("operations", reason, where)
                   for reason, where in [*formulas.operator_findings(index, claim, check),
-                                         *formulas.factor_findings(index, claim, check)]]
+                                         *formulas.factor_findings(index, claim, check),
+                                         *structure.structure_findings(index, claim, check)]]
     if "order" in rules_on:
         found += rules.order_findings(index, claim)
         found += [rules.Finding("order", reason, where)

@@ -1,0 +1,388 @@
+"""The alignment check's structural formula rule: code one operator away from the paper's formula.
+
+The term rule of `alignment_formulas` pairs a formula's terms by their names, so it sees a
+flipped sign only where the code spells the paper's names. Reproductions rarely do: the paper's
+`1 / (1 + exp(-(Q_i - Q_j) / s))` is `1.0 / (1.0 + np.exp(-(q_i - q_j) / self.scale))`, its
+`e_k * Down(x_1, 2^k) + (1 - e_k) * n` is `e_k * x1_down + (1.0 - e_k) * n`. This rule compares
+the shape of the formula instead: sums and products (in any order of their terms), powers and
+named operations, down to leaves. A leaf of the paper's formula matches any leaf of the code,
+but only leaves that the code spells as the paper does (the same constant, the same name or an
+abbreviation of it) *anchor* the match. Where the code that carries the claim holds an
+expression of the formula's shape with enough anchors and one operator other than the paper's
+(`-` for `+`, `/` for `*`), and no expression of that shape with the paper's operators, the
+claim fails: the code computes something else.
+
+An anchoring name of two letters or more weighs 2, a constant, an operation or a one-letter
+name 1; enough anchors means at least 3 and at least three quarters of the formula's leaves. A
+shape as small as `a - b` is in every function, and only the names tell which one is the
+paper's.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import re
+from dataclasses import dataclass
+
+from sabench.scaffolds.alignment_formulas import flatten_product, flatten_sum, normalise_formula
+from sabench.scaffolds.alignment_rules import carriers
+from sabench.verifiers.checks import ClaimCheck
+from sabench.verifiers.index import RepoIndex, parse_python
+from sabench.verifiers.spec import Claim, Dimension
+from sabench.verifiers.types import EvidenceKind
+
+#: Operations written as calls that compute one thing of one operand, whatever their keyword
+#: arguments (`dim=-1`) and whichever library holds them (`np.exp`, `torch.exp`, `x.exp()`).
+OPERATIONS = frozenset({"sqrt", "norm", "exp", "log", "sum", "mean", "softmax", "sigmoid",
+                        "tanh", "abs", "relu", "silu", "gelu", "cos", "sin", "square"})
+#: What a leaf spelled as the paper spells it weighs towards telling the paper's expression
+#: from any other of its shape: a constant or an operation (`1`, `exp`) some, a name more.
+ANCHOR, NAME_ANCHOR = 1, 2
+#: More terms than this are not permuted (a sum of seven terms is not a formula one flips).
+MAX_TERMS = 6
+
+
+@dataclass(frozen=True)
+class Node:
+    """A formula or code expression: `sum` and `product` hold (sign or exponent, node)
+    children in any order; `power` holds base and exponent; `call` an operation's operands;
+    `name`, `number` and `other` are leaves (`other`: what neither side can spell alike, such
+    as an indexing or a call with keywords)."""
+
+    kind: str
+    label: str = ""
+    children: tuple[tuple[int, Node], ...] = ()
+
+    def leaves(self) -> int:
+        if not self.children:
+            return 1
+        return sum(child.leaves() for _, child in self.children)
+
+
+def tree(node: ast.AST) -> Node:
+    """The `Node` of a Python expression."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) or \
+            isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        terms = flatten_sum(node)
+        if len(terms) == 1 and terms[0][1] > 0:
+            return tree(terms[0][0])
+        return Node("sum", children=tuple((sign, tree(t)) for t, sign in terms))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.MatMult)):
+        factors = [(e, tree(f)) for f, e in flatten_product(node)]
+        factors = [(e, f) for e, f in factors if not _one(f)]  # `1 / x` is `x^-1`
+        if len(factors) == 1 and factors[0][0] > 0:
+            return factors[0][1]
+        return Node("product", children=tuple(factors))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        return Node("power", children=((0, tree(node.left)), (0, tree(node.right))))
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
+            not isinstance(node.value, bool):
+        return Node("number", f"{float(node.value):g}")
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return Node("name", label(node.id if isinstance(node, ast.Name) else node.attr))
+    if isinstance(node, ast.Subscript):  # weights['w_q_d'] is w_q_d, alpha[i] is alpha
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return Node("name", label(key.value))
+        if isinstance(node.value, (ast.Name, ast.Attribute)):
+            return tree(node.value)
+    if isinstance(node, ast.Call):
+        return _call(node)
+    return Node("other")
+
+
+def label(name: str) -> str:
+    """A name as both sides are compared: lower case, its parts kept (`lambda_` is `lambda`)."""
+    return name.lower().strip("_")
+
+
+def _one(node: Node) -> bool:
+    return node.kind == "number" and node.label == "1"
+
+
+def _call(node: ast.Call) -> Node:
+    """`sqrt(d)` is `d^0.5`; `x.norm(dim=-1)` and `torch.norm(x)` are the operation `norm` of
+    their one operand; a function of one one-letter variable is a name (the paper's `sigma(t)`
+    is the code's `sigma_t`); a method called without arguments is its object
+    (`self.alpha.get_value()` is `alpha`); any other call is a leaf."""
+    func = node.func
+    if isinstance(func, ast.Name) and len(node.args) == 1 and not node.keywords and \
+            isinstance(node.args[0], ast.Name) and len(node.args[0].id) == 1:
+        return Node("name", label(f"{func.id}_{node.args[0].id}"))  # the paper's sigma(t)
+    name = label(func.id if isinstance(func, ast.Name) else
+                func.attr if isinstance(func, ast.Attribute) else "")
+    if name in OPERATIONS:
+        operands = node.args or ([func.value] if isinstance(func, ast.Attribute) else [])
+        if len(operands) == 1:
+            operand = tree(operands[0])
+            if name == "sqrt":
+                return Node("power", children=((0, operand), (0, Node("number", "0.5"))))
+            return Node("call", name, ((0, operand),))
+    if not node.args and not node.keywords and isinstance(func, ast.Attribute):
+        return tree(func.value)
+    return Node("other")
+
+
+# ------------------------------------------------------------------------------- matching
+
+
+def match(paper: Node, code: Node) -> dict[int, int]:
+    """How the code expression can be the paper's formula: for 0 and 1 operators other than
+    the paper's, the most anchors of such a match (absent: no match)."""
+    if paper.kind in ("sum", "product"):
+        if code.kind == paper.kind and len(code.children) == len(paper.children):
+            return _match_terms(paper, code)
+        return {0: 0} if _leaf(code) else {}
+    if paper.kind == "power":
+        if code.kind == "power":
+            return _combine([match(paper.children[0][1], code.children[0][1]),
+                             match(paper.children[1][1], code.children[1][1])])
+        return {0: 0} if _leaf(code) else {}
+    if paper.kind == "call":
+        if code.kind == "call" and code.label == paper.label:
+            return _combine([{0: ANCHOR}, match(paper.children[0][1], code.children[0][1])])
+        return {0: 0} if _leaf(code) else {}
+    if paper.kind == "number":
+        return {0: ANCHOR} if code.kind == "number" and _same_number(paper.label, code.label) \
+            else {}
+    if paper.kind == "name" and code.kind == "name" and same_name(paper.label, code.label):
+        # a name of more letters says which quantity this is; `x` could be many
+        return {0: NAME_ANCHOR if len(paper.label.replace("_", "")) > 1 else ANCHOR}
+    return {0: 0}  # a name of the paper may be computed in place in the code
+
+
+def _leaf(node: Node) -> bool:
+    return node.kind in ("name", "other")
+
+
+def _same_number(a: str, b: str) -> bool:
+    return math.isclose(float(a), float(b))
+
+
+def _match_terms(paper: Node, code: Node) -> dict[int, int]:
+    """The best pairing of the terms (or factors) of two sums (or products) of as many: each
+    pair's own match, plus one operator for each sign (or exponent side) that differs. A sum
+    negated as a whole (`b - a` for `a - b`) is the same sum: it is squared, or subtracted
+    where the paper adds it."""
+    n = len(paper.children)
+    if n > MAX_TERMS:
+        return {}
+    pairs = [[match(p, c) for _, c in code.children] for _, p in paper.children]
+    signs = [[_side(ps) == _side(cs) for cs, _ in code.children] for ps, _ in paper.children]
+    best: dict[int, int] = {}
+    negations = (1, -1) if paper.kind == "sum" else (1,)
+    for order in itertools.permutations(range(n)):
+        if any(not pairs[i][j] for i, j in enumerate(order)):
+            continue
+        for negated in negations:
+            flips = sum((signs[i][j]) != (negated == 1) for i, j in enumerate(order))
+            if flips > 1:
+                continue
+            found = _combine([pairs[i][j] for i, j in enumerate(order)], flips)
+            for f, anchors in found.items():
+                best[f] = max(best.get(f, -1), anchors)
+    return best
+
+
+def _side(value: int) -> int:
+    return 1 if value > 0 else -1
+
+
+def _combine(parts: list[dict[int, int]], flips: int = 0) -> dict[int, int]:
+    """The matches of a whole from those of its parts: operators other than the paper's add
+    up (more than one is no longer one drift), and so do anchors."""
+    totals = {flips: 0}
+    for part in parts:
+        merged: dict[int, int] = {}
+        for f, a in totals.items():
+            for g, b in part.items():
+                if f + g <= 1:
+                    merged[f + g] = max(merged.get(f + g, -1), a + b)
+        totals = merged
+        if not totals:
+            return {}
+    return totals
+
+
+def same_name(paper: str, code: str) -> bool:
+    """The code's name spells the paper's: the same; each of the paper's parts begins the
+    code's part in its place (`c_z` and `cmd_z`, `h_a_norm` and `h_a_normalized`); the paper's
+    parts begin the code's (`sigma_t` and `sigma_t_batch`, `x1` and `x1_down`); the paper's
+    name is the code's last part (`pred` and `x_pred`); or the code's parts are the paper's
+    without its one-letter indices (`alpha_bar_t` and `bar_alpha`: the code holds every t)."""
+    paper, code = paper.lower(), code.lower()
+    if paper.replace("_", "") == code.replace("_", ""):
+        return True
+    ps, cs = [p for p in paper.split("_") if p], [c for c in code.split("_") if c]
+    if not ps or not cs:
+        return False
+    if len(ps) == len(cs) > 1 and all(c.startswith(p) for p, c in zip(ps, cs, strict=True)):
+        return True
+    if len(cs) > len(ps) and cs[:len(ps)] == ps and len("".join(ps)) > 1:
+        return True
+    if len(cs) > 1 and len(ps) == 1 and len(ps[0]) > 1 and ps[0] == cs[-1]:
+        return True
+    named = {p for p in ps if len(p) > 1}
+    return bool(named) and len(named) < len(ps) and set(cs) == named
+
+
+# ------------------------------------------------------------------------------- the rule
+
+
+def right_hand_sides(text: str) -> list[str]:
+    """What follows each `=` of a (normalised) claim up to the end of its formula: a comma,
+    semicolon, colon, dash or line break outside brackets, an unmatched closing bracket, or a
+    word that starts prose (`where`, `for`, `with`, `and`, `if`) or a sentence's end."""
+    out = []
+    for m in re.finditer(r"(?<![<>=!:*/+-])=(?!=)", text):
+        depth, end = 0, len(text)
+        for i in range(m.end(), len(text)):
+            ch = text[i]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                if depth == 0:
+                    end = i
+                    break
+                depth -= 1
+            elif depth == 0 and (ch in ",;:\n—–=" or _PROSE.match(text, i)):
+                end = i
+                break
+        piece = text[m.end():end].strip()
+        if piece:
+            out.append(piece)
+    return out
+
+
+_PROSE = re.compile(r"\s+(?:where|for|with|and|if|in|is|which)\b|\.(?:\s|$)")
+
+
+#: Norms with their order and power (`||x||^2_2`, `||x||_1`) and subscripts of several indices
+#: (`tau_{k,0}`), which the formula parser cannot read as the paper writes them.
+_NORM = re.compile(r"\|\|([^|]+)\|\|(?:_\{?\w+\}?)?(?:\^\{?(\d)\}?)?(?:_\{?\w+\}?)?")
+_INDICES = re.compile(r"_\{(\w+(?:,\s*\w+)+)\}")
+#: A sum over an index written before its summand (`Σ_{t}`, `sum_{i=1}^{N}`): the code
+#: computes the summand.
+_SUM_OVER = re.compile(r"^(?:Σ|sum|E)_(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|\w)(?:\^\{?\w+\}?)?\s*")
+
+
+def _notation(text: str) -> str:
+    text = text.replace("²", "^2").replace("‖", "||")
+    text = re.sub(r"\^([A-Za-z][A-Za-z_]{2,})", r"_\1", text)  # `v^base` names, not powers
+    text = _NORM.sub(lambda m: f"norm({m.group(1)})" + (f"^{m.group(2)}" if m.group(2) else ""),
+                     text)
+    return _INDICES.sub(lambda m: "_" + "_".join(re.split(r",\s*", m.group(1))), text)
+
+
+def claim_formulas(text: str) -> list[tuple[str, Node]]:
+    """The sums and products (of two leaves or more) of the claim's formulas that Python's
+    parser reads, outermost first, each once."""
+    found: dict[Node, str] = {}
+    text = normalise_formula(_notation(text))
+    pieces = [_SUM_OVER.sub("", p) for p in right_hand_sides(text)] + groups(text)
+    for piece in dict.fromkeys(pieces):
+        parsed = longest_formula(piece)
+        if parsed is not None:
+            for node in _compounds(tree(parsed[1])):
+                found.setdefault(node, parsed[0])
+    return [(piece, node) for node, piece in found.items()]
+
+
+def longest_formula(piece: str) -> tuple[str, ast.expr] | None:
+    """The longest start of `piece`, cut between words, that Python's parser reads: the prose
+    after a formula (`h + a * b after every block`) is not part of it."""
+    words = piece.split(" ")
+    for end in range(len(words), max(0, len(words) - 40), -1):
+        text = " ".join(words[:end]).strip()
+        try:
+            return text, parse_python(text, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+    return None
+
+
+def _named(node: Node) -> bool:
+    return node.kind in ("name", "other", "call") or any(_named(c) for _, c in node.children)
+
+
+def groups(text: str) -> list[str]:
+    """The bracketed groups of a text that hold an operation: `(1 - alpha_t)` in prose is a
+    formula too."""
+    out, opened = [], []
+    for i, ch in enumerate(text):
+        if ch == "(":
+            opened.append(i)
+        elif ch == ")" and opened:
+            inner = text[opened.pop() + 1:i]
+            if re.search(r"[-+*/]", inner):
+                out.append(inner.strip())
+    return out
+
+
+def _compounds(node: Node) -> list[Node]:
+    """The sums and products under `node` that combine two leaves or more, one of them a
+    name (arithmetic between constants says nothing)."""
+    out = [node] if node.kind in ("sum", "product") and node.leaves() > 1 and \
+        _named(node) else []
+    for _, child in node.children:
+        out += _compounds(child)
+    return out
+
+
+def code_expressions(index: RepoIndex, file: str) -> list[tuple[int, str, Node]]:
+    """(line, text, node) of every sum, product and negation of a Python file outside tests
+    (cached per file)."""
+    cache = index.cache.setdefault("alignment_structures", {})
+    if file in cache:
+        return cache[file]
+    entry = index.files.get(file)
+    found = []
+    if entry is not None and entry.lang == "python" and entry.kind != EvidenceKind.TEST:
+        try:
+            parsed = parse_python("\n".join(entry.lines))
+        except (SyntaxError, ValueError, RecursionError):
+            parsed = None
+        for node in ast.walk(parsed) if parsed is not None else ():
+            if isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Pow, ast.Mod)) or \
+                    isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                found.append((node.lineno, _text(node), tree(node)))
+    cache[file] = found
+    return found
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)[:80]
+    except (ValueError, RecursionError):
+        return "?"
+
+
+def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
+                       ) -> list[tuple[str, str]]:
+    """(reason, where) for a formula of the claim that the carrying code holds, anchored by
+    enough of the paper's names and constants, only with one operator other than the
+    paper's."""
+    if claim.dimension != Dimension.D2:
+        return []
+    formulas = claim_formulas(claim.text)
+    if not formulas:
+        return []
+    code = [(f"{d.file}:{line}", text, node) for d in carriers(index, check)
+            for line, text, node in code_expressions(index, d.file) if d.start <= line <= d.end]
+    for piece, formula in formulas:
+        needed = max(3, math.ceil(0.75 * formula.leaves()))
+        exact, drifted = False, None
+        for where, text, node in code:
+            found = match(formula, node)
+            if found.get(0, -1) >= needed:
+                exact = True
+                break
+            if drifted is None and found.get(1, -1) >= needed:
+                drifted = (where, text)
+        if drifted and not exact:
+            where, text = drifted
+            return [(f"the claim computes {piece}; the code computes {text} at {where}, "
+                     f"one operator apart", where)]
+    return []

@@ -1,0 +1,102 @@
+"""The structural formula rule: code one operator away from the paper's formula, whatever the
+code calls the paper's quantities."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from sabench.scaffolds.alignment_structure import claim_formulas, match, same_name, tree
+
+from .test_alignment_check import toy_check, toy_claim
+
+BRADLEY_TERRY = ("Win probability: Pr(i beats j) = 1 / (1 + exp(-(Q_i - Q_j) / s)) where s "
+                 "sets how sensitive it is to the rating difference.")
+
+
+def matched(paper: str, code: str) -> dict[int, int]:
+    return match(tree(ast.parse(paper, mode="eval").body), tree(ast.parse(code, mode="eval").body))
+
+
+def test_a_flipped_operator_is_one_operator_away_and_the_order_of_terms_is_free() -> None:
+    paper = "1 / (1 + exp(-(Q_i - Q_j) / s))"
+    assert 0 in matched(paper, "1.0 / (np.exp(-(q_i - q_j) / self.scale) + 1.0)")
+    drifted = matched(paper, "1.0 / (1.0 - np.exp(-(q_i - q_j) / self.scale))")
+    assert set(drifted) == {1}
+    # two operators apart is not one drift of this formula
+    assert matched(paper, "1.0 * (1.0 - np.exp(-(q_i - q_j) / self.scale))") == {}
+    # a difference negated as a whole is the same difference (it is squared, or subtracted)
+    assert 0 in matched("norm(c_z - omega_z)", "torch.norm(omega_z - cmd_z, dim=-1)")
+
+
+@pytest.mark.parametrize(("paper", "code", "same"), [
+    ("c_z", "cmd_z", True),              # each part abbreviated in its place
+    ("h_a_norm", "h_a_normalized", True),
+    ("sigma_t", "sigma_t_batch", True),  # the paper's parts begin the code's
+    ("pred", "x_pred", True),            # the paper's name is the code's last part
+    ("alpha_bar_t", "bar_alpha", True),  # the code holds every t at once
+    ("q", "q_pos", False),               # one letter begins too many names
+    ("h_a_norm", "h_att", False),
+    ("alpha", "beta", False),
+])
+def test_the_code_spells_the_papers_name(paper: str, code: str, same: bool) -> None:
+    assert same_name(paper, code) is same
+
+
+def test_formulas_are_read_through_brackets_norms_sums_and_labels() -> None:
+    def read(text: str) -> set[str]:
+        return {ast.unparse(ast.parse(piece, mode="eval")) for piece, _ in claim_formulas(text)}
+
+    # a comma inside brackets does not end the formula
+    assert "e_k * Down(x_1, 2 ** k) + (1 - e_k) * n" in read(
+        "Endpoint: x_e = e_k * Down(x_1, 2^k) + (1-e_k) * n. Starting point differs.")
+    # a norm with its order and power; a sum over an index is its summand; `v^base` is a name
+    assert "norm(2 / sigma(t) * (v_finetune(X_t) - v_base(X_t)) + sigma(t) * a_t) ** 2" in read(
+        "Loss: L = Σ_{t∈{0,...,1−h}} ||(2/σ(t))·(v^finetune(X_t) − v^base(X_t)) + σ(t)·a_t||², "
+        "where X_t is stopped")
+    # arithmetic between constants is no formula to compare
+    assert read("Exponent: p = 3/2 for every layer") == set()
+
+
+def test_a_formula_the_code_computes_with_one_other_operator_fails(tmp_path: Path) -> None:
+    claim = toy_claim("toy-D2-001", BRADLEY_TERRY)
+    for sign, fails in (("+", False), ("-", True)):
+        code = ("import numpy as np\n\n\nclass BradleyTerry:\n"
+                "    def __init__(self, scale):\n        self.scale = scale\n\n"
+                "    def win_probability(self, q_i, q_j):\n"
+                f"        return 1.0 / (1.0 {sign} np.exp(-(q_i - q_j) / self.scale))\n")
+        result = toy_check(tmp_path / f"repo{sign}", {"ratings.py": code}, claim)[claim.id]
+        assert ("operations" in result.findings) is fails, result
+    assert any("one operator apart" in r and "ratings.py:9" in r for r in result.reasons)
+
+
+def test_a_small_shape_needs_the_papers_names_to_say_it_is_the_formula(tmp_path: Path) -> None:
+    # `a + b` has the shape of `x_pred - x_gt`, but nothing of the paper is spelled in it:
+    # it is some other sum, not the paper's difference drifted
+    claim = toy_claim("toy-D2-001", "Relative error: err = (x_pred - x_gt) / x_gt, the "
+                                    "relative error of the prediction.")
+    code = ("import numpy as np\n\n\ndef relative_error(prediction, truth, a, b):\n"
+            "    offset = a + b\n"
+            "    return np.divide(np.subtract(prediction, truth), truth), offset\n")
+    result = toy_check(tmp_path / "repo", {"metrics.py": code}, claim)[claim.id]
+    assert "one operator apart" not in " ".join(result.reasons), result
+    drifted = code.replace("np.divide(np.subtract(prediction, truth), truth)",
+                           "(x_pred + x_gt) / x_gt")
+    result = toy_check(tmp_path / "drifted", {"metrics.py": drifted}, claim)[claim.id]
+    assert any("one operator apart" in r for r in result.reasons), result
+
+
+def test_the_formula_computed_as_the_paper_says_anywhere_in_its_code_excuses(
+        tmp_path: Path) -> None:
+    claim = toy_claim("toy-D2-001", "Residual update: h = h_prev + alpha_r * (h_new - h_prev) "
+                                    "after every block.")
+    code = ("def residual_update(h_prev, h_new, alpha_r):\n"
+            "    reverse = h_prev - alpha_r * (h_new - h_prev)  # undoes an update\n"
+            "    return h_prev + alpha_r * (h_new - h_prev), reverse\n")
+    result = toy_check(tmp_path / "repo", {"update.py": code}, claim)[claim.id]
+    assert "one operator apart" not in " ".join(result.reasons), result
+    only_drifted = code.replace("return h_prev + alpha_r", "return h_prev - alpha_r")
+    result = toy_check(tmp_path / "drifted", {"update.py": only_drifted}, claim)[claim.id]
+    assert any("one operator apart" in r for r in result.reasons), result
