@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from sabench.scaffolds.alignment_formulas import GREEK
 from sabench.scaffolds.alignment_rules import GENERIC, Finding, covered, name_terms
 from sabench.verifiers.checks import ClaimCheck, view
 from sabench.verifiers.index import Assignment, RepoIndex
@@ -300,6 +301,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     near += [labelled for a in near if (labelled := under_label(a, context)) is not None]
     mentioned = mentioned_numbers(claim.text)
     out = list_conflicts(claim, near, values, context, mentioned)
+    out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
     ones = [a for a in near if _is_one(a)]
     near = [a for a in near if scalar(a) or config_scalar(a)]
@@ -410,6 +412,62 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
                                           f"{', '.join(sorted(misses))}, but the claim states "
                                           f"{named[0].text}"))
     return out
+
+
+#: An indexed symbol given a value: `beta1=0.9`, `beta_2 = 0.95`, `β₂: 0.999`.
+_INDEXED = re.compile(r"\b([A-Za-z]{2,}?)_?\{?([1-9])\}?\s*[=:]\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+                      r"(?![\w.]\d)")
+_SUBSCRIPTS = str.maketrans("₁₂₃₄₅₆₇₈₉", "123456789")
+
+
+def indexed_values(text: str) -> dict[str, dict[int, str]]:
+    """The values the claim gives indexed symbols, by stem and index: {"beta": {1: "0.9",
+    2: "0.95"}} for "beta1=0.9, beta2=0.95"."""
+    for letter, name in GREEK.items():
+        text = text.replace(letter, name.rstrip("_"))
+    found: dict[str, dict[int, str]] = {}
+    for m in _INDEXED.finditer(text.translate(_SUBSCRIPTS)):
+        found.setdefault(m.group(1).lower(), {})[int(m.group(2))] = normalise(float(
+            m.group(3)))
+    return found
+
+
+def indexed_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
+                      context: ClaimContext) -> list[Finding]:
+    """Indexed symbols are one list in code: "beta1=0.9, beta2=0.95" is `betas=(0.9, 0.95)`.
+    A list named after the stem (`betas`, `adam_betas`; its other words the claim's) where the
+    claim is implemented or in the settings, whose element at an index the claim gives is
+    another number, fails the claim, unless some list of that name in the repository holds
+    every stated element (a second optimiser may keep its own)."""
+    out = []
+    for stem, stated in indexed_values(claim.text).items():
+        if len(stated) < 2:
+            continue  # one indexed value is as likely a label (`layer_1: 512`)
+        named = [a for a in near if _names_stem(a, stem, context)]
+        everywhere = [a for a, _ in _name_terms(index) if _names_stem(a, stem, context)]
+        if any(_holds(a, stated) is True for a in everywhere):
+            continue
+        wrong = [a for a in named if _holds(a, stated) is False]
+        if wrong:
+            shown_values = ", ".join(f"{stem}{i}={v}" for i, v in sorted(stated.items()))
+            out.append(conflict(claim, wrong[0], f", but the claim states {shown_values}"))
+    return out
+
+
+def _names_stem(a: Assignment, stem: str, context: ClaimContext) -> bool:
+    parts = [p.lower() for p in split_identifier(a.name)]
+    return bool(parts) and parts[-1] in (stem, f"{stem}s") and all(
+        p in GENERIC or any(covered(t, context.terms) for t in word_terms(p))
+        for p in parts[:-1]) and in_namespace(a, context.terms)
+
+
+def _holds(a: Assignment, stated: dict[int, str]) -> bool | None:
+    """Whether the list `a` holds has each stated value at its index (None: not a list, or
+    too short to say)."""
+    numbers = number_list(a)
+    if numbers is None or len(numbers) < max(stated):
+        return None
+    return all(normalise(numbers[i - 1]) == value for i, value in stated.items())
 
 
 #: A bracketed list of numbers in a claim (`range [0.01, 0.1, 1, 10]`, `dims={1,2,4,8}`).

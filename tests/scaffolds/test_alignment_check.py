@@ -625,3 +625,30 @@ def test_a_config_key_that_is_only_a_label_is_read_with_its_section(tmp_path: Pa
     config = ("inference:\n  schedule: cosine\n  autoregressive_inference_steps:\n"
               "    phase1: {}\n    phase2: 4\nlogging:\n  every: 32\n")
     assert drifted_and_faithful(tmp_path, claim, config, 32, 320, "config.yaml") == (True, False)
+
+
+@pytest.mark.parametrize(("text", "code", "good", "bad"), [
+    # indexed symbols are one tuple in code, element by element
+    ("Optimizer: AdamW with beta1=0.9, beta2=0.95 and weight decay 0.01",
+     "import torch\n\n\ndef make_optimizer(params):\n"
+     "    return torch.optim.AdamW(params, lr=1e-4, betas={}, weight_decay=0.01)\n",
+     "(0.9, 0.95)", "(0.9, 0.999)"),
+    # Greek letters with subscript digits; a config list named after the stem
+    ("Adam optimizer: β₁=0.95, β₂=0.999, ε=1e-8",
+     "optimizer:\n  adam_betas: {}\n  eps: 1.0e-8\n", "[0.95, 0.999]", "[0.9, 0.999]"),
+])
+def test_indexed_symbols_are_compared_with_the_list_named_after_them(
+        tmp_path: Path, text: str, code: str, good: str, bad: str) -> None:
+    claim = toy_claim("toy-D1-001", text)
+    file = "config.yaml" if code.startswith("optimizer:") else "train.py"
+    assert drifted_and_faithful(tmp_path, claim, code, good, bad, file) == (True, False)
+
+
+def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path) -> None:
+    # the critic's betas differ, but the claim's are set for the generator
+    claim = toy_claim("toy-D1-001", "Optimizer: Adam with beta1=0.5, beta2=0.999 for training")
+    code = ("import torch\n\n\ndef make_optimizers(gen, critic):\n"
+            "    return (torch.optim.Adam(gen, lr=2e-4, betas=(0.5, 0.999)),\n"
+            "            torch.optim.Adam(critic, lr=2e-4, betas=(0.0, 0.9)))\n")
+    checked = toy_check(tmp_path / "repo", {"train.py": code}, claim)[claim.id]
+    assert "value_conflict" not in checked.findings, checked
