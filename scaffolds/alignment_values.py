@@ -415,8 +415,8 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
 
 
 #: An indexed symbol given a value: `beta1=0.9`, `beta_2 = 0.95`, `β₂: 0.999`.
-_INDEXED = re.compile(r"\b([A-Za-z]{2,}?)_?\{?([1-9])\}?\s*[=:]\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-                      r"(?![\w.]\d)")
+_INDEXED = re.compile(r"\b([A-Za-z]{2,}?)_?\{?([1-9])\}?\s*[=:]\s*"
+                      r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\w.]\d)")
 _SUBSCRIPTS = str.maketrans("₁₂₃₄₅₆₇₈₉", "123456789")
 
 
