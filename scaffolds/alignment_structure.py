@@ -260,9 +260,10 @@ _PROSE = re.compile(r"\s+(?:where|for|with|and|if|in|is|which)\b|\.(?:\s|$)")
 
 
 #: Norms with their order and power (`||x||^2_2`, `||x||_1`) and subscripts of several indices
-#: (`tau_{k,0}`), which the formula parser cannot read as the paper writes them.
+#: or with arithmetic (`tau_{k,0}`, `X_{t-1}`: names, `X_t_1`), which the formula parser
+#: cannot read as the paper writes them.
 _NORM = re.compile(r"\|\|([^|]+)\|\|(?:_\{?\w+\}?)?(?:\^\{?(\d)\}?)?(?:_\{?\w+\}?)?")
-_INDICES = re.compile(r"_\{(\w+(?:,\s*\w+)+)\}")
+_INDICES = re.compile(r"_\{(\w+(?:\s*[-+,]\s*\w+)+)\}")
 #: A sum over an index written before its summand (`Σ_{t}`, `sum_{i=1}^{N}`): the code
 #: computes the summand.
 _SUM_OVER = re.compile(r"^(?:Σ|sum|E)_(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|\w)(?:\^\{?\w+\}?)?\s*")
@@ -273,7 +274,7 @@ def _notation(text: str) -> str:
     text = re.sub(r"\^([A-Za-z][A-Za-z_]{2,})", r"_\1", text)  # `v^base` names, not powers
     text = _NORM.sub(lambda m: f"norm({m.group(1)})" + (f"^{m.group(2)}" if m.group(2) else ""),
                      text)
-    return _INDICES.sub(lambda m: "_" + "_".join(re.split(r",\s*", m.group(1))), text)
+    return _INDICES.sub(lambda m: "_" + "_".join(re.split(r"\s*[-+,]\s*", m.group(1))), text)
 
 
 def claim_formulas(text: str) -> list[tuple[str, Node]]:

@@ -56,6 +56,10 @@ def test_formulas_are_read_through_brackets_norms_sums_and_labels() -> None:
     assert "norm(2 / sigma(t) * (v_finetune(X_t) - v_base(X_t)) + sigma(t) * a_t) ** 2" in read(
         "Loss: L = Σ_{t∈{0,...,1−h}} ||(2/σ(t))·(v^finetune(X_t) − v^base(X_t)) + σ(t)·a_t||², "
         "where X_t is stopped")
+    # a subscript with arithmetic in it is part of a name
+    assert "sqrt(alpha_t) * X_t_1 + sqrt(1 - alpha_t) * W_t" in read(
+        "Forward step: X_t = sqrt(alpha_t) * X_{t-1} + sqrt(1 - alpha_t) * W_t, where W_t is "
+        "noise")
     # arithmetic between constants is no formula to compare
     assert read("Exponent: p = 3/2 for every layer") == set()
 
