@@ -250,9 +250,8 @@ def _configures(a: Assignment, value: StatedValue, values: list[StatedValue], cl
     """`a` is named as the claim's own identifier for the value, or counts the noun the
     value counts, in words of the claim."""
     if len(value.symbol) > 1 and not _math_symbol(value.symbol):
-        own = _parts(value.symbol)
-        return bool(own) and own <= _parts(a.name) and names_quantity(a, value, value.quantity,
-                                                                        context)
+        own, parts = identifier_parts(value.symbol, a.name, context)
+        return bool(own) and own <= parts and names_quantity(a, value, value.quantity, context)
     return value.count and bool(value.head) and counts_noun(a.name, value.head) and \
         names_quantity(a, value, quantity_of(value, values, context, any_value=True), context,
                        taken_by_others(value, values, claim.text))
@@ -553,7 +552,7 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     if a.name.lower() == value.symbol:
         return True
     if len(value.symbol) > 1 and not _math_symbol(value.symbol):
-        parts, own = _name_parts(a.name, claim), _parts(value.symbol)
+        own, parts = identifier_parts(value.symbol, a.name, claim)
         # the claim's identifier with words of the claim before or after it (`fno_modes` for
         # "FNO baseline: modes=16"), or words saying how it is measured (`chunk_len` for
         # "chunk=16"), none of them a qualifier or another value's word
@@ -574,6 +573,8 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         words = frozenset(word_terms(part))
         if not words and part in _LINKS:
             continue  # `queries_per_prompt`
+        if not words and part == value.symbol:
+            continue  # `K_timesteps` for "discretization timesteps K=40"
         if not words:  # a digit or a letter the quantity's words cannot vouch for
             return False
         if words <= (GENERIC | _CONTAINERS | _SIZE_UNITS) - _QUALIFIERS:
@@ -634,6 +635,27 @@ def counts_noun(name: str, noun: str) -> bool:
     has_noun = [p for p in parts if covered(noun, frozenset(word_terms(p)))]
     return bool(has_noun) and (bool(_COUNTS & set(parts)) or len(parts) > 1 and any(
         p.endswith("s") for p in has_noun))
+
+
+def identifier_parts(symbol: str, name: str, claim: ClaimContext
+                     ) -> tuple[frozenset[str], frozenset[str]]:
+    """The parts of the claim's identifier `symbol` as `name` writes them (`beta1` whole, as
+    the claim writes it; `learning` and `rate` for `lr`, its initials), and the name's."""
+    own, parts = _name_parts(symbol, claim), _name_parts(name, claim)
+    if not own <= parts:
+        own = _abbreviated(symbol, name) or own
+    return own, parts
+
+
+def _abbreviated(symbol: str, name: str) -> frozenset[str]:
+    """The parts of `name` whose initials spell `symbol` (`learning`, `rate` for `lr`)."""
+    parts = [p.lower() for p in split_identifier(name)]
+    short = symbol.replace("_", "").lower()
+    for i in range(len(parts)):
+        for j in range(i + 2, min(len(parts), i + 3) + 1):
+            if "".join(p[0] for p in parts[i:j]) == short:
+                return frozenset(parts[i:j]) - _NO_QUANTITY
+    return frozenset()
 
 
 def _parts(name: str) -> frozenset[str]:

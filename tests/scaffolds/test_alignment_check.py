@@ -652,3 +652,26 @@ def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path)
             "            torch.optim.Adam(critic, lr=2e-4, betas=(0.0, 0.9)))\n")
     checked = toy_check(tmp_path / "repo", {"train.py": code}, claim)[claim.id]
     assert "value_conflict" not in checked.findings, checked
+
+
+@pytest.mark.parametrize(("text", "code", "good", "bad"), [
+    # the claim's symbol is the initials of the name's words
+    ("Learning setup: lr=2e-5 with the AdamW optimizer",
+     "class TrainConfig:\n    learning_rate = {}\n    ema_decay = 2e-5\n", "2e-5", "2e-4"),
+    # a symbol with an index is one part of the name, as the claim writes it
+    ("MDM training uses Adam optimizer with beta1=0.9, beta2=0.95 across all experiments",
+     "class OptimConfig:\n    adam_beta1 = {}\n    adam_beta2 = 0.95\n    momentum = 0.9\n",
+     "0.9", "9"),
+    # the claim's one-letter symbol is a part of the name, the rest the quantity's words
+    ("Number of discretization timesteps K=40 for fine-tuning",
+     "K_TIMESTEPS = {}\nLOG_EVERY = 40\n", 40, 400),
+])
+def test_names_abbreviate_the_claims_words_and_symbols(tmp_path: Path, text: str, code: str,
+                                                       good: object, bad: object) -> None:
+    claim = toy_claim("toy-D1-001", text)
+    conflicts = []
+    for label, value in (("good", good), ("bad", bad)):
+        checked = toy_check(tmp_path / label, {"config.py": code.format(value)},
+                            claim)[claim.id]
+        conflicts.append("value_conflict" in checked.findings)
+    assert conflicts == [False, True]
