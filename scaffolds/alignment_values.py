@@ -555,10 +555,13 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         own, parts = identifier_parts(value.symbol, a.name, claim)
         # the claim's identifier with words of the claim before or after it (`fno_modes` for
         # "FNO baseline: modes=16"), or words saying how it is measured (`chunk_len` for
-        # "chunk=16"), none of them a qualifier or another value's word
+        # "chunk=16"), none of them a qualifier or another value's word; a word may be cut
+        # short (`batch_size_video_pred` for "video prediction ... batch_size=8")
+        words = claim.terms - taken
         return bool(parts) and own <= parts and all(
             p not in _QUALIFIERS and (p in _MEASURES or any(
-                covered(t, claim.terms - taken) for t in word_terms(p)))
+                covered(t, words) for t in word_terms(p)) or len(p) >= 4 and any(
+                w.startswith(p) for w in words))
             for p in parts - own)
     if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
         return False  # `n_models` counts models: it is not "models at $5.00"

@@ -662,6 +662,9 @@ def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path)
     ("MDM training uses Adam optimizer with beta1=0.9, beta2=0.95 across all experiments",
      "class OptimConfig:\n    adam_beta1 = {}\n    adam_beta2 = 0.95\n    momentum = 0.9\n",
      "0.9", "9"),
+    # the claim's identifier with a word of the claim cut short
+    ("Video prediction training config: batch_size=8, steps=11k (video prediction)",
+     "class VideoConfig:\n    batch_size_video_pred = {}\n    num_frames = 8\n", 8, 80),
     # the claim's one-letter symbol is a part of the name, the rest the quantity's words
     ("Number of discretization timesteps K=40 for fine-tuning",
      "K_TIMESTEPS = {}\nLOG_EVERY = 40\n", 40, 400),
