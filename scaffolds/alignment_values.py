@@ -315,7 +315,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         taken = taken_by_others(value, counted, claim.text)
         wrong = [a for a in candidates if not excused(a, mentioned, counted, context) and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
-                  in_settings(a) or a.source == "default" and len(a.name) > 2) and
+                  in_settings(a) or a.source == "default" and len(a.name) > 2 or
+                  a.source == "kwarg" and written_in(a.name, claim.text)) and
                  not numbered_elsewhere(a, claim.text) and
                  names_quantity(a, value, quantity, context, taken) and
                  not (holds_elsewhere(index, a, value, context.terms) and
@@ -325,6 +326,13 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
             out.append(conflict(claim, a, ", where the claim is implemented, but the claim "
                                           f"states {value.text}"))
     return out
+
+
+def written_in(name: str, text: str) -> bool:
+    """The claim writes the name as the code does (`ell` of "masked latent tokens ell = 11"):
+    a keyword argument so named sets the claim's value, whatever function takes it."""
+    return len(name) > 1 and re.search(rf"(?<![\w.]){re.escape(name)}(?![\w.])", text,
+                                       re.IGNORECASE) is not None
 
 
 def excused(a: Assignment, mentioned: frozenset[str], values: list[StatedValue],

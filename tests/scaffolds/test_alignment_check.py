@@ -678,3 +678,17 @@ def test_names_abbreviate_the_claims_words_and_symbols(tmp_path: Path, text: str
                             claim)[claim.id]
         conflicts.append("value_conflict" in checked.findings)
     assert conflicts == [False, True]
+
+
+def test_a_keyword_argument_named_as_the_claim_writes_it_sets_the_value(tmp_path: Path) -> None:
+    # the called function's name says nothing of the claim; the keyword is the claim's own
+    claim = toy_claim("toy-D1-001", "L&O-NAE-SAT: masked latent tokens ell = 11, repeat "
+                                    "trials = 1000")
+    code = ("def evaluate_proxy(model, ell, n_repeats):\n    return model, ell, n_repeats\n\n\n"
+            "def run_all(model):\n    return evaluate_proxy(model, ell={}, n_repeats=1000)\n")
+    conflicts = []
+    for label, value in (("good", 11), ("bad", 110)):
+        checked = toy_check(tmp_path / label, {"experiment.py": code.format(value)},
+                            claim)[claim.id]
+        conflicts.append("value_conflict" in checked.findings)
+    assert conflicts == [False, True]
