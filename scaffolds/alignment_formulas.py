@@ -124,7 +124,7 @@ def shapes_of(node: ast.AST, where: str = "") -> list[Shape]:
             parts = [(((canonical(f), 1),), e) for f, e in flatten_product(sub)]
         if any(term is None or None in (f for f, _ in term) for term, _ in parts):
             continue
-        out.append(Shape(parent_kind, frozenset(parts), _text(sub), here))
+        out.append(Shape(parent_kind, frozenset(parts), expression_text(sub), here))
     return _outermost(out)
 
 
@@ -228,7 +228,8 @@ def atom(name: str) -> str:
     return re.sub(r"[_\s]", "", name).lower()
 
 
-def _text(node: ast.AST) -> str:
+def expression_text(node: ast.AST) -> str:
+    """The source of an expression, cut to 80 characters for a reason."""
     try:
         return ast.unparse(node)[:80]
     except (ValueError, RecursionError):

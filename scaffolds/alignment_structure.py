@@ -26,7 +26,12 @@ import math
 import re
 from dataclasses import dataclass
 
-from sabench.scaffolds.alignment_formulas import flatten_product, flatten_sum, normalise_formula
+from sabench.scaffolds.alignment_formulas import (
+    expression_text,
+    flatten_product,
+    flatten_sum,
+    normalise_formula,
+)
 from sabench.scaffolds.alignment_rules import carriers
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import RepoIndex, parse_python
@@ -348,16 +353,9 @@ def code_expressions(index: RepoIndex, file: str) -> list[tuple[int, str, Node]]
         for node in ast.walk(parsed) if parsed is not None else ():
             if isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Pow, ast.Mod)) or \
                     isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-                found.append((node.lineno, _text(node), tree(node)))
+                found.append((node.lineno, expression_text(node), tree(node)))
     cache[file] = found
     return found
-
-
-def _text(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)[:80]
-    except (ValueError, RecursionError):
-        return "?"
 
 
 def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck

@@ -7,7 +7,8 @@ the check finds the claim implemented (its best evidence windows), the quantity'
 holds the stated value, whatever copies elsewhere hold: a name counts as the quantity's when
 it is the identifier the claim uses, or when all its words are the quantity's or the claim's
 (`downstream_epochs` for "Downstream task: 500 epochs"); a key read with a default
-(`cfg.get("steps", 50)`) and a list of the claim's values (`[128, 128, 128]`) count too.
+(`cfg.get("steps", 50)`) and a list of the claim's values (`[128, 128, 128]`) count too, and
+indexed symbols are read as one list (`betas=(0.9, 0.95)` for "beta1=0.9, beta2=0.95").
 """
 
 from __future__ import annotations

@@ -672,12 +672,7 @@ def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path)
 def test_names_abbreviate_the_claims_words_and_symbols(tmp_path: Path, text: str, code: str,
                                                        good: object, bad: object) -> None:
     claim = toy_claim("toy-D1-001", text)
-    conflicts = []
-    for label, value in (("good", good), ("bad", bad)):
-        checked = toy_check(tmp_path / label, {"config.py": code.format(value)},
-                            claim)[claim.id]
-        conflicts.append("value_conflict" in checked.findings)
-    assert conflicts == [False, True]
+    assert value_conflicts(tmp_path, claim, "config.py", code, good, bad) == [False, True]
 
 
 def test_a_keyword_argument_named_as_the_claim_writes_it_sets_the_value(tmp_path: Path) -> None:
@@ -686,9 +681,16 @@ def test_a_keyword_argument_named_as_the_claim_writes_it_sets_the_value(tmp_path
                                     "trials = 1000")
     code = ("def evaluate_proxy(model, ell, n_repeats):\n    return model, ell, n_repeats\n\n\n"
             "def run_all(model):\n    return evaluate_proxy(model, ell={}, n_repeats=1000)\n")
-    conflicts = []
-    for label, value in (("good", 11), ("bad", 110)):
-        checked = toy_check(tmp_path / label, {"experiment.py": code.format(value)},
-                            claim)[claim.id]
-        conflicts.append("value_conflict" in checked.findings)
-    assert conflicts == [False, True]
+    assert value_conflicts(tmp_path, claim, "experiment.py", code, 11, 110) == [False, True]
+
+
+def value_conflicts(tmp_path: Path, claim: Claim, file: str, code: str, good: object,
+                    bad: object) -> list[bool]:
+    """Whether the value rule finds a conflict in `code` formatted with the paper's value,
+    and with a drifted one (the verdict itself also weighs how much of a toy claim the toy
+    repository covers)."""
+    found = []
+    for label, value in (("good", good), ("bad", bad)):
+        checked = toy_check(tmp_path / label, {file: code.format(value)}, claim)[claim.id]
+        found.append("value_conflict" in checked.findings)
+    return found

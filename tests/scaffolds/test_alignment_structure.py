@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sabench.scaffolds.alignment_structure import claim_formulas, match, same_name, tree
+from sabench.verifiers.spec import Claim
 
 from .test_alignment_check import toy_check, toy_claim
 
@@ -84,12 +85,10 @@ def test_a_small_shape_needs_the_papers_names_to_say_it_is_the_formula(tmp_path:
     code = ("import numpy as np\n\n\ndef relative_error(prediction, truth, a, b):\n"
             "    offset = a + b\n"
             "    return np.divide(np.subtract(prediction, truth), truth), offset\n")
-    result = toy_check(tmp_path / "repo", {"metrics.py": code}, claim)[claim.id]
-    assert "one operator apart" not in " ".join(result.reasons), result
     drifted = code.replace("np.divide(np.subtract(prediction, truth), truth)",
                            "(x_pred + x_gt) / x_gt")
-    result = toy_check(tmp_path / "drifted", {"metrics.py": drifted}, claim)[claim.id]
-    assert any("one operator apart" in r for r in result.reasons), result
+    assert flagged(tmp_path / "repo", claim, "metrics.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "metrics.py", drifted) is True
 
 
 def test_the_formula_computed_as_the_paper_says_anywhere_in_its_code_excuses(
@@ -99,8 +98,12 @@ def test_the_formula_computed_as_the_paper_says_anywhere_in_its_code_excuses(
     code = ("def residual_update(h_prev, h_new, alpha_r):\n"
             "    reverse = h_prev - alpha_r * (h_new - h_prev)  # undoes an update\n"
             "    return h_prev + alpha_r * (h_new - h_prev), reverse\n")
-    result = toy_check(tmp_path / "repo", {"update.py": code}, claim)[claim.id]
-    assert "one operator apart" not in " ".join(result.reasons), result
     only_drifted = code.replace("return h_prev + alpha_r", "return h_prev - alpha_r")
-    result = toy_check(tmp_path / "drifted", {"update.py": only_drifted}, claim)[claim.id]
-    assert any("one operator apart" in r for r in result.reasons), result
+    assert flagged(tmp_path / "repo", claim, "update.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "update.py", only_drifted) is True
+
+
+def flagged(repo: Path, claim: Claim, file: str, code: str) -> bool:
+    """Whether the structural rule finds the claim's formula one operator apart in `code`."""
+    result = toy_check(repo, {file: code}, claim)[claim.id]
+    return any("one operator apart" in reason for reason in result.reasons)
