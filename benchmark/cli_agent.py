@@ -209,10 +209,16 @@ def drift_test(
     stratified: Annotated[bool, typer.Option(
         "--stratified", help="Draw the dimensions in turn, so a capped sample measures each "
         "(the overall figure then weighs them alike).")] = False,
+    kind: Annotated[list[str] | None, typer.Option(
+        "--kind", help="Only this kind of drift (value, stub, operator, remove, swap); "
+        "repeat for several.")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Inject one drift at a time into implemented claims and count what the check detects."""
+    from sabench.benchmark.drift import chosen_kinds
     from sabench.benchmark.drift import drift_test as run_suite
+
+    chosen_kinds(kind)  # an unknown kind fails before any repository is read
 
     with LiveStatus("drift-test") as status:
         done = {"n": 0, "hit": 0}
@@ -223,7 +229,7 @@ def drift_test(
             status({"phase": f"{done['hit']}/{done['n']} detected", "step": done["n"]})
 
         report = run_suite(runs_root, papers, sample=sample, seed=seed, checker=checker,
-                           stratified=stratified, progress=progress)
+                           stratified=stratified, kinds=kind, progress=progress)
     if as_json:
         sys.stdout.write(json.dumps(report, indent=1) + "\n")
         return

@@ -38,7 +38,7 @@ import shutil
 import tempfile
 import tokenize
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -422,21 +422,25 @@ def candidates(runs_root: Path, papers: Path, skipped: list[dict[str, str]] | No
 
 def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed: int = 0,
                checker: str = "alignment", stratified: bool = False,
+               kinds: Collection[str] | None = None,
                progress: Callable[[Outcome], None] | None = None) -> dict[str, Any]:
     """Inject one drift per chosen claim and report detection and false alarms.
 
     With `stratified`, the draw takes the dimensions in turn (as long as each has claims
     left), so that a capped sample measures D3 and D4 too, which are rare among implemented
-    claims; the overall figure then weighs the dimensions alike."""
+    claims; the overall figure then weighs the dimensions alike. With `kinds` (names of
+    `KINDS`: value, stub, operator, remove, swap), only those kinds are injected, so that one
+    kind of drift is measured on a sample of its own."""
     rng = random.Random(seed)
     check = CHECKERS[checker]
+    chosen = chosen_kinds(kinds)
     plans, skipped = [], []
     for name, spec, repo, official in candidates(Path(runs_root), Path(papers), skipped):
         scores = {c["id"]: c["score"] for d in official["dimensions"].values()
                   for c in d["claims"]}
         sites = evidence_sites(spec, official, repo)
         eligible = [cid for cid, s in scores.items() if s is not None and s >= OFFICIAL_PASS
-                    and cid in sites]
+                    and cid in sites and chosen[sites[cid].claim.dimension.value]]
         plans += [(name, spec, repo, sites, cid) for cid in eligible]
     rng.shuffle(plans)
     if stratified:
@@ -451,12 +455,25 @@ def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed
             if not baselines[name][cid].passed:
                 continue
             outcome = inject_and_check(name, spec, copies.of(name, repo), sites, cid,
-                                       baselines[name], check, rng)
+                                       baselines[name], check, rng, chosen)
             if outcome is not None:
                 outcomes.append(outcome)
                 if progress:
                     progress(outcome)
-    return {**summarise(outcomes), "stratified": stratified, "skipped_runs": skipped}
+    return {**summarise(outcomes), "stratified": stratified,
+            "kinds": sorted(k for ks in chosen.values() for k, _ in ks),
+            "skipped_runs": skipped}
+
+
+def chosen_kinds(names: Collection[str] | None) -> dict[str, list[tuple[str, Injection]]]:
+    """`KINDS` with only the kinds named (all without names); a name that is no kind is an
+    error naming the known ones."""
+    known = {kind for ks in KINDS.values() for kind, _ in ks}
+    unknown = sorted(set(names or ()) - known)
+    if unknown:
+        raise DriftSuiteError(f"unknown kind of drift {', '.join(unknown)} (known: "
+                              f"{', '.join(sorted(known))})")
+    return {d: [(k, f) for k, f in ks if not names or k in names] for d, ks in KINDS.items()}
 
 
 class WorkingCopies:
@@ -503,11 +520,13 @@ def interleave_dimensions(plans: list[tuple]) -> list[tuple]:
 
 
 def inject_and_check(name: str, spec: PaperSpec, copy: Path, sites: dict[str, Site], cid: str,
-                     before: dict[str, ClaimResult], check: Callable, rng: random.Random
+                     before: dict[str, ClaimResult], check: Callable, rng: random.Random,
+                     chosen: dict[str, list[tuple[str, Injection]]] | None = None
                      ) -> Outcome | None:
-    """Drift claim `cid` in `copy` (a working copy), check, and put the files back."""
+    """Drift claim `cid` in `copy` (a working copy) with one of the `chosen` kinds (default:
+    every kind of its dimension), check, and put the files back."""
     site = sites[cid]
-    kinds = list(KINDS[site.claim.dimension.value])
+    kinds = list((chosen or KINDS)[site.claim.dimension.value])
     rng.shuffle(kinds)
     saved = {rel: (copy / rel).read_bytes() for rel in {r for r, _, _ in site.ranges}}
     try:
@@ -563,4 +582,6 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
                         for k, v in sorted(by_kind.items())},
             "false_alarm_rate": round(sum(o.alarms for o in outcomes) / others, 4)
             if others else None,
-            "runs": len({o.run for o in outcomes})}
+            "runs": len({o.run for o in outcomes}),
+            "injections": [{"run": o.run, "claim": o.claim, "kind": f"{o.dimension} {o.kind}",
+                            "detected": o.detected, "flagged": o.flagged} for o in outcomes]}

@@ -176,3 +176,23 @@ def test_an_operator_drift_prefers_a_line_that_names_the_claims_words(tmp_path: 
     assert drift_operator(tmp_path, Site(claim, (("m.py", 1, 2),)), random.Random(0))
     assert (tmp_path / "m.py").read_text() == \
         "last = len(blocks) - 1\nstate = state - alpha * update\n"
+
+
+@pytest.mark.dataset
+def test_one_kind_of_drift_is_measured_on_a_sample_of_its_own(sabench_data: Path,
+                                                              tmp_path: Path) -> None:
+    subprocess.run(["sh", str(sabench_data / "unpack.sh"), str(tmp_path)], check=True,
+                   capture_output=True)
+    command = [sys.executable, "-m", "sabench.benchmark.cli", "drift-test", str(tmp_path),
+               "--papers", str(sabench_data / "papers"), "--sample", "6", "--json"]
+    done = subprocess.run([*command, "--kind", "operator"], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["kinds"] == ["operator"] and list(report["by_kind"]) == ["D2 operator"]
+    assert [i["kind"] for i in report["injections"]] == ["D2 operator"] * report["n_injected"]
+    assert report["n_injected"] == 6
+    wrong = subprocess.run([*command, "--kind", "sign"], capture_output=True, text=True,
+                           timeout=600)
+    assert wrong.returncode != 0
+    assert "unknown kind of drift sign" in wrong.stderr and len(wrong.stderr.splitlines()) == 1
