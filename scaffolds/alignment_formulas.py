@@ -255,20 +255,29 @@ def _statement_expressions(index: RepoIndex, file: str) -> list[tuple[ast.stmt, 
     cache = index.cache.setdefault("alignment_expressions", {})
     if file in cache:
         return cache[file]
-    entry = index.files.get(file)
     found: list[tuple[ast.stmt, ast.expr]] = []
-    if entry is not None and entry.lang == "python" and entry.kind != EvidenceKind.TEST:
-        try:
-            tree = parse_python("\n".join(entry.lines))
-        except (SyntaxError, ValueError, RecursionError):
-            tree = None
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.stmt) and not isinstance(
-                    node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
-                found += [(node, c) for c in ast.iter_child_nodes(node)
-                          if isinstance(c, ast.expr)]
+    for node in ast.walk(module) if (module := python_module(index, file, tests=False)) else ():
+        if isinstance(node, ast.stmt) and not isinstance(
+                node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            found += [(node, c) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
     cache[file] = found
     return found
+
+
+def python_module(index: RepoIndex, file: str, tests: bool = True) -> ast.Module | None:
+    """A Python file of the index, parsed once per index (None: not Python, not parseable,
+    or a test file when `tests` is False)."""
+    cache = index.cache.setdefault("alignment_trees", {})
+    entry = index.files.get(file)
+    if file not in cache:
+        try:
+            cache[file] = parse_python("\n".join(entry.lines)) if entry and \
+                entry.lang == "python" else None
+        except (SyntaxError, ValueError, RecursionError):
+            cache[file] = None
+    if not tests and entry is not None and entry.kind == EvidenceKind.TEST:
+        return None
+    return cache[file]
 
 
 def operator_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
@@ -527,15 +536,7 @@ def _bound_names(node: ast.AST, only_header: bool = False) -> set[str]:
 
 
 def _function_node(index: RepoIndex, function: Definition) -> ast.FunctionDef | None:
-    cache = index.cache.setdefault("alignment_trees", {})
-    if function.file not in cache:
-        entry = index.files.get(function.file)
-        try:
-            cache[function.file] = parse_python("\n".join(entry.lines)) if entry and \
-                entry.lang == "python" else None
-        except (SyntaxError, ValueError, RecursionError):
-            cache[function.file] = None
-    tree = cache[function.file]
+    tree = python_module(index, function.file)
     if tree is None:
         return None
     for node in ast.walk(tree):

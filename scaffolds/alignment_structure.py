@@ -31,12 +31,12 @@ from sabench.scaffolds.alignment_formulas import (
     flatten_product,
     flatten_sum,
     normalise_formula,
+    python_module,
 )
 from sabench.scaffolds.alignment_rules import carriers
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import RepoIndex, parse_python
 from sabench.verifiers.spec import Claim, Dimension
-from sabench.verifiers.types import EvidenceKind
 
 #: Operations written as calls that compute one thing of one operand, whatever their keyword
 #: arguments (`dim=-1`) and whichever library holds them (`np.exp`, `torch.exp`, `x.exp()`).
@@ -343,17 +343,11 @@ def code_expressions(index: RepoIndex, file: str) -> list[tuple[int, str, Node]]
     cache = index.cache.setdefault("alignment_structures", {})
     if file in cache:
         return cache[file]
-    entry = index.files.get(file)
     found = []
-    if entry is not None and entry.lang == "python" and entry.kind != EvidenceKind.TEST:
-        try:
-            parsed = parse_python("\n".join(entry.lines))
-        except (SyntaxError, ValueError, RecursionError):
-            parsed = None
-        for node in ast.walk(parsed) if parsed is not None else ():
-            if isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Pow, ast.Mod)) or \
-                    isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-                found.append((node.lineno, expression_text(node), tree(node)))
+    for node in ast.walk(module) if (module := python_module(index, file, tests=False)) else ():
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Pow, ast.Mod)) or \
+                isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            found.append((node.lineno, expression_text(node), tree(node)))
     cache[file] = found
     return found
 
