@@ -145,7 +145,8 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
         found += [rules.Finding("operations", reason, where)
                   for reason, where in [*formulas.operator_findings(index, claim, check),
                                          *formulas.factor_findings(index, claim, check),
-                                         *structure.structure_findings(index, claim, check)]]
+                                         *structure.structure_findings(index, claim, check),
+                                         *structure.comment_findings(index, claim, check)]]
     if "order" in rules_on:
         found += rules.order_findings(index, claim)
         found += [rules.Finding("order", reason, where)

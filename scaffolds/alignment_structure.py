@@ -16,6 +16,12 @@ An anchoring name of two letters or more weighs 2, a constant, an operation or a
 name 1; enough anchors means at least 3 and at least three quarters of the formula's leaves. A
 shape as small as `a - b` is in every function, and only the names tell which one is the
 paper's.
+
+The same comparison holds the code to its own comments: reproductions write the formula they
+implement beside it (`# x_t = sqrt_alpha_bar * x_0 + sqrt_one_minus_alpha_bar * epsilon`),
+in the code's names, and an expression of the carrying code one operator away from such a
+comment, with no expression of the comment's operators in the same function, computes
+something other than what its author transcribed from the paper.
 """
 
 from __future__ import annotations
@@ -364,18 +370,82 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         return []
     code = [(f"{d.file}:{line}", text, node) for d in carriers(index, check)
             for line, text, node in code_expressions(index, d.file) if d.start <= line <= d.end]
-    for piece, formula in formulas:
-        needed = max(3, math.ceil(0.75 * formula.leaves()))
-        exact, drifted = False, None
-        for where, text, node in code:
-            found = match(formula, node)
-            if found.get(0, -1) >= needed:
-                exact = True
-                break
-            if drifted is None and found.get(1, -1) >= needed:
-                drifted = (where, text)
-        if drifted and not exact:
-            where, text = drifted
-            return [(f"the claim computes {piece}; the code computes {text} at {where}, "
-                     f"one operator apart", where)]
+    drifted = one_operator_apart([(piece, formula, max(3, math.ceil(0.75 * formula.leaves())))
+                                  for piece, formula in formulas], code)
+    if drifted:
+        piece, where, text = drifted
+        return [(f"the claim computes {piece}; the code computes {text} at {where}, "
+                 f"one operator apart", where)]
     return []
+
+
+def comment_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
+                     ) -> list[tuple[str, str]]:
+    """(reason, where) for a formula written in a comment or docstring of a function that
+    carries the claim, which that function computes only with one operator other than the
+    comment's."""
+    if claim.dimension != Dimension.D2:
+        return []
+    for d in carriers(index, check):
+        comments = commented_formulas(index, d.file, d.start, d.end)
+        if not comments:
+            continue
+        code = [(f"{d.file}:{line}", text, node) for line, text, node in
+                code_expressions(index, d.file) if d.start <= line <= d.end]
+        for line, formulas in comments.items():
+            # A comment is written in the code's names: every leaf it can anchor must.
+            drifted = one_operator_apart([(piece, node, max(3, anchor_weight(node)))
+                                          for piece, node in formulas], code)
+            if drifted:
+                piece, where, text = drifted
+                return [(f"the code computes {text} at {where}, one operator apart from "
+                         f"the formula its comment gives ({piece}, line {line})", where)]
+    return []
+
+
+def anchor_weight(node: Node) -> int:
+    """The anchors of `node` matched by itself: what each of its leaves and operations
+    weighs when the code spells it alike."""
+    if node.kind == "name":
+        return NAME_ANCHOR if len(node.label.replace("_", "")) > 1 else ANCHOR
+    own = ANCHOR if node.kind in ("number", "call") else 0
+    return own + sum(anchor_weight(child) for _, child in node.children)
+
+
+def one_operator_apart(formulas: list[tuple[str, Node, int]],
+                       code: list[tuple[str, str, Node]]) -> tuple[str, str, str] | None:
+    """(piece, where, text) for the first formula (piece, node, anchors needed) that no code
+    expression is with its own operators, but one is with one operator other than its own:
+    an expression that is another of the formulas exactly (`(1 - s_k) / 2` beside `(1 + s_k)
+    / 2`) is not counted as this one's drift."""
+    exact = [[match(node, c).get(0, -1) >= needed for _, _, c in code]
+             for _, node, needed in formulas]
+    for i, (piece, node, needed) in enumerate(formulas):
+        if any(exact[i]):
+            continue
+        for j, (where, text, c) in enumerate(code):
+            if not any(row[j] for row in exact) and match(node, c).get(1, -1) >= needed:
+                return piece, where, text
+    return None
+
+
+#: The comment of a line of code: a `#` outside any string (the quotes before it pair up).
+_TRAILING = re.compile(r"""^((?:[^#'"]|'[^']*'|"[^"]*")*)#(.*)$""")
+
+
+def commented_formulas(index: RepoIndex, file: str, start: int, end: int
+                       ) -> dict[int, list[tuple[str, Node]]]:
+    """The formulas that the comments and docstrings of lines `start`..`end` write, by line
+    (each line read alone)."""
+    entry = index.files.get(file)
+    out: dict[int, list[tuple[str, Node]]] = {}
+    for number in range(start, min(end, len(entry.lines) if entry else 0) + 1):
+        line, role = entry.lines[number - 1], entry.roles[number - 1]
+        if role == "code":
+            found = _TRAILING.match(line)
+            text = found.group(2) if found else ""
+        else:
+            text = line.strip().lstrip("#") if role in ("comment", "docstring") else ""
+        if re.search(r"[-+*/]", text) and (formulas := claim_formulas(text)):
+            out[number] = formulas
+    return out

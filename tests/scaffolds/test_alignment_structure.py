@@ -107,3 +107,46 @@ def flagged(repo: Path, claim: Claim, file: str, code: str) -> bool:
     """Whether the structural rule finds the claim's formula one operator apart in `code`."""
     result = toy_check(repo, {file: code}, claim)[claim.id]
     return any("one operator apart" in reason for reason in result.reasons)
+
+
+DIFFUSION = toy_claim("toy-D2-001", "Diffusion training: noise the clean sample to step t "
+                                    "as the forward process does and regress the noise.")
+FORWARD = ("import torch\n\n\ndef noised_sample(x_0, epsilon, sqrt_alpha_bar_t,\n"
+           "                  sqrt_one_minus_alpha_bar_t):\n"
+           "    # forward: x_t = sqrt_alpha_bar * x_0 + sqrt_one_minus_alpha_bar * epsilon\n"
+           "    x_t = sqrt_alpha_bar_t * x_0 + sqrt_one_minus_alpha_bar_t * epsilon\n"
+           "    return x_t\n")
+
+
+def test_code_one_operator_from_its_own_comments_formula_fails(tmp_path: Path) -> None:
+    # the claim writes no formula: the comment, in the code's names, says what is computed
+    drifted = FORWARD.replace("x_0 + sqrt_one_minus_alpha_bar_t",
+                              "x_0 - sqrt_one_minus_alpha_bar_t")
+    assert flagged(tmp_path / "repo", DIFFUSION, "diffusion.py", FORWARD) is False
+    result = toy_check(tmp_path / "drifted", {"diffusion.py": drifted}, DIFFUSION)[DIFFUSION.id]
+    assert "operations" in result.findings and not result.passed
+    assert any("its comment gives" in r and "diffusion.py:7" in r for r in result.reasons)
+
+
+def test_a_comment_anchors_every_name_it_writes(tmp_path: Path) -> None:
+    # `x_start_pred` is not the comment's `pred_noise`: two of three names matching is
+    # another expression of the same shape, not the comment's drifted
+    code = ("def guided(pred_noise, x_start_pred, guidance_weight, grad_i):\n"
+            "    # guided = pred_noise + guidance_weight * grad_i\n"
+            "    return x_start_pred - guidance_weight * grad_i\n")
+    claim = toy_claim("toy-D2-001", "Guidance: steer the denoising with the objective's "
+                                    "gradient weighted by the guidance weight.")
+    assert flagged(tmp_path / "repo", claim, "guide.py", code) is False
+    drifted = code.replace("x_start_pred - guidance", "pred_noise - guidance")
+    assert flagged(tmp_path / "drifted", claim, "guide.py", drifted) is True
+
+
+def test_another_part_of_the_comments_formula_is_not_its_drift(tmp_path: Path) -> None:
+    # `(1 - s_k) / 2` is the comment's second part exactly, not its first part drifted
+    code = ("def endpoint_weights(s_k):\n"
+            "    # w_low = (1 + s_k) / 2; w_high = (1 - s_k) / 2\n"
+            "    low = 0.5 * (1 + s_k)\n"
+            "    high = (1 - s_k) / 2\n"
+            "    return low, high\n")
+    claim = toy_claim("toy-D2-001", "Endpoint weights of a pyramid stage from its scale s_k.")
+    assert flagged(tmp_path / "repo", claim, "weights.py", code) is False
