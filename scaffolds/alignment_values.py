@@ -314,7 +314,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         # a fraction's quantity set to 1 is a value, not a flag or a counter's start
         candidates = near + ones if fraction(value) else near
         taken = taken_by_others(value, counted, claim.text)
-        wrong = [a for a in candidates if not excused(a, mentioned, counted, context) and
+        wrong = [a for a in candidates if not a.numbers & value.keys and
+                 not excused(a, mentioned, counted, context) and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
                   in_settings(a) or a.source == "default" and len(a.name) > 2 or
                   a.source == "kwarg" and written_in(a.name, claim.text)) and
@@ -362,7 +363,8 @@ def under_label(a: Assignment, context: ClaimContext) -> Assignment | None:
 
 #: A key read with a default in place (`cfg.get("sampling_steps", 50)`, `getattr(args,
 #: "lr", 1e-4)`, `kwargs.pop("tau", 0.1)`): the default is what runs when nothing sets it.
-_LOOKUP_DEFAULT = re.compile(r"(?:\.get|\.pop|\bgetattr)\(\s*(?:[\w.]+\s*,\s*)?[\"'](\w+)[\"']"
+_LOOKUP_DEFAULT = re.compile(r"(?:\.get|\.pop|\bgetattr)\(\s*(?:[\w.]+\s*,\s*)?"
+                             r"[\"']((?:\w+\.)*\w+)[\"']"  # a dotted key: `vae.resolution`
                              r"\s*,\s*(-?\d[\d_]*\.?\d*(?:[eE][-+]?\d+)?)\s*\)")
 
 
@@ -378,7 +380,8 @@ def lookup_defaults(index: RepoIndex, windows: list[tuple[str, int, int]]
             for found in _LOOKUP_DEFAULT.finditer(entry.lines[number - 1]):
                 text = found.group(2).replace("_", "")
                 value = float(text) if re.search(r"[.eE]", text) else int(text)
-                out.append(Assignment(found.group(1), found.group(1), value, file, number,
+                key = found.group(1)
+                out.append(Assignment(key.rpartition(".")[2], key, value, file, number,
                                       "default", frozenset(number_keys(text))))
     return out
 
@@ -400,8 +403,12 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
     lists = stated_lists(claim.text)
     for a in near:
         numbers = number_list(a)
+        # a config class holds the system's settings; a config file's section not named by
+        # the claim is another dataset's or method's (`training.vtab.learning_rate`)
+        settings_class = in_settings(a) and a.source != "config"
         if numbers is None or len(numbers) < 2 or not (
-                in_namespace(a, context.terms) or owner_named(a, context.terms)):
+                in_namespace(a, context.terms) or owner_named(a, context.terms) or
+                settings_class):
             continue
         changed = [(v, e) for v, e in lists if one_changed(numbers, e) and names_quantity(
             a, v, v.quantity, context, list_taken(v, lists, values, claim.text))]
@@ -622,9 +629,13 @@ def taken_by_others(value: StatedValue, values: list[StatedValue], text: str
         if other is not value:
             others |= claim_terms(_CLAUSE.split(text[:other.start])[-1]) | _parts(other.symbol)
     for number in extract_numbers(text):
-        if number.start != value.start:
+        if number.start != value.start and not _IN_NAME.search(text[:number.start]):
             others.add(head_noun(text[number.start + len(number.raw):]))
     return frozenset(others) - value.quantity - {""}
+
+
+#: What comes before a number that is part of a name (`VTAB-1K`, `KL-16`): it counts nothing.
+_IN_NAME = re.compile(r"[A-Za-z]-?$")
 
 
 def _noun_phrase(tail: str) -> list[str]:
