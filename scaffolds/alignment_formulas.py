@@ -466,28 +466,48 @@ def used_before_computed(index: RepoIndex, function: Definition) -> list[tuple[s
     """(name, line read, line computed) for each local name a straight run of statements reads
     before the statement that first computes it, with nothing binding it earlier in the
     function (parameters, imports, loop and `with` targets, earlier assignments): two steps
-    of the pipeline run in the wrong order."""
-    tree = _function_node(index, function)
+    of the pipeline run in the wrong order. In a constructor, the attributes it sets count
+    too (`self.n_models = len(self.model_names)` before `self.model_names = ...`), unless the
+    class body defines them or the class derives from one of the repository's own classes,
+    which may set them first."""
+    tree, owner = _function_node(index, function)
     if tree is None:
         return []
-    bound_anywhere = _bound_names(tree)
+    attributes = tree.name == "__init__" and owner is not None and \
+        not _derives_locally(index, owner)
+    bound_anywhere = _bound_names(tree, attributes=attributes)
     seen = {a.arg for a in (*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs)}
     seen |= {a.arg for a in (tree.args.vararg, tree.args.kwarg) if a is not None}
+    seen |= {f"self.{name}" for name in _class_body_names(owner)} if attributes else set()
     found: list[tuple[str, int, int]] = []
-    _scan_block(tree.body, seen, bound_anywhere, found)
+    _scan_block(tree.body, seen, bound_anywhere, found, attributes)
     return found
 
 
 def _scan_block(body: list[ast.stmt], seen: set[str], local: set[str],
-                found: list[tuple[str, int, int]]) -> None:
+                found: list[tuple[str, int, int]], attributes: bool = False) -> None:
     for i, statement in enumerate(body):
-        later = {n: s.lineno for s in body[i + 1:] for n in _bound_names(s)}
-        for name in _reads(statement) - seen:
+        later = {n: s.lineno for s in body[i + 1:]
+                 for n in _bound_names(s, attributes=attributes)}
+        for name in _reads(statement, attributes) - seen:
             if name in local and name in later:
                 found.append((name, statement.lineno, later[name]))
         for block in _blocks(statement):
-            _scan_block(block, seen | _bound_names(statement, only_header=True), local, found)
-        seen |= _bound_names(statement)
+            _scan_block(block, seen | _bound_names(statement, only_header=True), local, found,
+                        attributes)
+        seen |= _bound_names(statement, attributes=attributes)
+
+
+def _key(node: ast.AST, ctx: type, attributes: bool) -> str | None:
+    """The name a node reads or binds (`ctx`): a variable, or with `attributes` `self.x`."""
+    if not isinstance(getattr(node, "ctx", None), ctx):
+        return None
+    if isinstance(node, ast.Name):
+        return node.id
+    if attributes and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+            and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
 
 
 def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
@@ -499,18 +519,18 @@ def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
         [h.body for h in getattr(statement, "handlers", [])]
 
 
-def _reads(statement: ast.stmt) -> set[str]:
+def _reads(statement: ast.stmt, attributes: bool = False) -> set[str]:
     """Names the statement's own expressions read (its nested blocks are scanned apart)."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return set()
     header = [c for c in ast.iter_child_nodes(statement) if isinstance(c, ast.expr)]
     comprehension = {n.id for h in header for n in ast.walk(h)
                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return {n.id for h in header for n in ast.walk(h)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - comprehension
+    return {key for h in header for n in ast.walk(h)
+            if (key := _key(n, ast.Load, attributes)) is not None} - comprehension
 
 
-def _bound_names(node: ast.AST, only_header: bool = False) -> set[str]:
+def _bound_names(node: ast.AST, only_header: bool = False, attributes: bool = False) -> set[str]:
     """Names a statement (or a whole function) binds; `only_header`: a compound statement's
     own targets (`for x in`, `with ... as f`, `except E as e`), not its body's."""
     if only_header:
@@ -521,8 +541,8 @@ def _bound_names(node: ast.AST, only_header: bool = False) -> set[str]:
         return names | {h.name for h in getattr(node, "handlers", []) if h.name}
     names = set()
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-            names.add(sub.id)
+        if (key := _key(sub, ast.Store, attributes)) is not None:
+            names.add(key)
         elif isinstance(sub, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in sub.names}
         elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
@@ -535,15 +555,39 @@ def _bound_names(node: ast.AST, only_header: bool = False) -> set[str]:
     return names
 
 
-def _function_node(index: RepoIndex, function: Definition) -> ast.FunctionDef | None:
+def _function_node(index: RepoIndex, function: Definition
+                   ) -> tuple[ast.FunctionDef | None, ast.ClassDef | None]:
+    """The function's node, and the class whose method it is (None for a function)."""
     tree = python_module(index, function.file)
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if tree is not None else ():
+        body = node.body if isinstance(node, (ast.Module, ast.ClassDef)) else []
+        for item in body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    item.lineno == function.start and item.name == function.name:
+                return item, node if isinstance(node, ast.ClassDef) else None
+    for node in ast.walk(tree) if tree is not None else ():  # nested in a function
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 node.lineno == function.start and node.name == function.name:
-            return node
-    return None
+            return node, None
+    return None, None
+
+
+def _class_body_names(owner: ast.ClassDef) -> set[str]:
+    """What a class body defines: attributes, methods, properties."""
+    names = set()
+    for item in owner.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(item.name)
+        targets = [*getattr(item, "targets", []), getattr(item, "target", None)]
+        names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _derives_locally(index: RepoIndex, owner: ast.ClassDef) -> bool:
+    """The class derives from a class the repository defines (which may set attributes)."""
+    classes = {d.name for d in index.definitions if d.kind == "class"}
+    return any(isinstance(b, ast.Name) and b.id in classes or
+               isinstance(b, ast.Attribute) and b.attr in classes for b in owner.bases)
 
 
 def order_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[tuple[str, str]]:

@@ -448,6 +448,34 @@ def test_a_step_that_reads_what_a_later_step_computes_fails_the_order(tmp_path: 
     assert any("reads train_idx" in reason for reason in result.reasons), result.reasons
 
 
+def test_a_constructor_reading_an_attribute_it_sets_later_fails_the_order(
+        tmp_path: Path) -> None:
+    claim = toy_claim("toy-D4-001", "Leaderboard simulation: register the models, then count "
+                                    "the models, then start the rating of every model")
+    code = ("class LeaderboardSimulation:\n"
+            "    def __init__(self, model_names):\n"
+            "{}"
+            "        self.ratings = {{m: 1000.0 for m in self.model_names}}\n")
+    steps = ("        self.model_names = list(model_names)\n",
+             "        self.n_models = len(self.model_names)\n")
+    for label, order, fails in (("good", steps, False), ("swapped", steps[::-1], True)):
+        checked = toy_check(tmp_path / label, {"simulation.py": code.format("".join(order))},
+                            claim)[claim.id]
+        assert ("order" in checked.findings) is fails, checked
+    assert any("reads self.model_names" in r for r in checked.reasons), checked.reasons
+
+
+def test_an_attribute_the_class_body_defines_may_be_read_first(tmp_path: Path) -> None:
+    claim = toy_claim("toy-D4-001", "Leaderboard simulation: count the models, then register "
+                                    "the models")
+    code = ("class LeaderboardSimulation:\n    model_names = ('a', 'b')\n\n"
+            "    def __init__(self, model_names):\n"
+            "        self.n_models = len(self.model_names)\n"
+            "        self.model_names = list(model_names)\n")
+    checked = toy_check(tmp_path / "repo", {"simulation.py": code}, claim)[claim.id]
+    assert "order" not in checked.findings, checked
+
+
 def test_steps_that_run_out_of_order(tmp_path: Path) -> None:
     repo = broken(tmp_path, "train.py",
                   "    grad_w, grad_b = loss_gradients(batch_x, probs, targets)\n"
