@@ -139,21 +139,25 @@ def _call(node: ast.Call) -> Node:
 # ------------------------------------------------------------------------------- matching
 
 
-def match(paper: Node, code: Node) -> dict[int, int]:
+def match(paper: Node, code: Node, names_agree: bool = False) -> dict[int, int]:
     """How the code expression can be the paper's formula: for 0 and 1 operators other than
-    the paper's, the most anchors of such a match (absent: no match)."""
+    the paper's, the most anchors of such a match (absent: no match). With `names_agree` (a
+    comment written in the code's names), a name of the formula pairs only with its own, or
+    with a call or an indexing of it (`alpha_M.view(1, 1, -1)`), not with another name nor
+    with arithmetic."""
     if paper.kind in ("sum", "product"):
         if code.kind == paper.kind and len(code.children) == len(paper.children):
-            return _match_terms(paper, code)
+            return _match_terms(paper, code, names_agree)
         return {0: 0} if _leaf(code) else {}
     if paper.kind == "power":
         if code.kind == "power":
-            return _combine([match(paper.children[0][1], code.children[0][1]),
-                             match(paper.children[1][1], code.children[1][1])])
+            return _combine([match(paper.children[0][1], code.children[0][1], names_agree),
+                             match(paper.children[1][1], code.children[1][1], names_agree)])
         return {0: 0} if _leaf(code) else {}
     if paper.kind == "call":
         if code.kind == "call" and code.label == paper.label:
-            return _combine([{0: ANCHOR}, match(paper.children[0][1], code.children[0][1])])
+            return _combine([{0: ANCHOR}, match(paper.children[0][1], code.children[0][1],
+                                                names_agree)])
         return {0: 0} if _leaf(code) else {}
     if paper.kind == "number":
         return {0: ANCHOR} if code.kind == "number" and _same_number(paper.label, code.label) \
@@ -161,6 +165,8 @@ def match(paper: Node, code: Node) -> dict[int, int]:
     if paper.kind == "name" and code.kind == "name" and same_name(paper.label, code.label):
         # a name of more letters says which quantity this is; `x` could be many
         return {0: NAME_ANCHOR if len(paper.label.replace("_", "")) > 1 else ANCHOR}
+    if names_agree and paper.kind == "name" and code.kind != "other":
+        return {}  # another name, or arithmetic in its place (`d_ff` solved for, not used)
     return {0: 0}  # a name of the paper may be computed in place in the code
 
 
@@ -172,7 +178,7 @@ def _same_number(a: str, b: str) -> bool:
     return math.isclose(float(a), float(b))
 
 
-def _match_terms(paper: Node, code: Node) -> dict[int, int]:
+def _match_terms(paper: Node, code: Node, names_agree: bool = False) -> dict[int, int]:
     """The best pairing of the terms (or factors) of two sums (or products) of as many: each
     pair's own match, plus one operator for each sign (or exponent side) that differs. A sum
     negated as a whole (`b - a` for `a - b`) is the same sum: it is squared, or subtracted
@@ -180,7 +186,7 @@ def _match_terms(paper: Node, code: Node) -> dict[int, int]:
     n = len(paper.children)
     if n > MAX_TERMS:
         return {}
-    pairs = [[match(p, c) for _, c in code.children] for _, p in paper.children]
+    pairs = [[match(p, c, names_agree) for _, c in code.children] for _, p in paper.children]
     signs = [[_side(ps) == _side(cs) for cs, _ in code.children] for ps, _ in paper.children]
     best: dict[int, int] = {}
     negations = (1, -1) if paper.kind == "sum" else (1,)
@@ -393,9 +399,9 @@ def comment_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         code = [(f"{d.file}:{line}", text, node) for line, text, node in
                 code_expressions(index, d.file) if d.start <= line <= d.end]
         for line, formulas in comments.items():
-            # A comment is written in the code's names: every leaf it can anchor must.
-            drifted = one_operator_apart([(piece, node, max(3, anchor_weight(node)))
-                                          for piece, node in formulas], code)
+            # A comment is written in the code's names: a name of it pairs with its own.
+            drifted = one_operator_apart([(piece, node, max(3, math.ceil(
+                anchor_weight(node) / 2))) for piece, node in formulas], code, names_agree=True)
             if drifted:
                 piece, where, text = drifted
                 return [(f"the code computes {text} at {where}, one operator apart from "
@@ -412,19 +418,20 @@ def anchor_weight(node: Node) -> int:
     return own + sum(anchor_weight(child) for _, child in node.children)
 
 
-def one_operator_apart(formulas: list[tuple[str, Node, int]],
-                       code: list[tuple[str, str, Node]]) -> tuple[str, str, str] | None:
+def one_operator_apart(formulas: list[tuple[str, Node, int]], code: list[tuple[str, str, Node]],
+                       names_agree: bool = False) -> tuple[str, str, str] | None:
     """(piece, where, text) for the first formula (piece, node, anchors needed) that no code
     expression is with its own operators, but one is with one operator other than its own:
     an expression that is another of the formulas exactly (`(1 - s_k) / 2` beside `(1 + s_k)
     / 2`) is not counted as this one's drift."""
-    exact = [[match(node, c).get(0, -1) >= needed for _, _, c in code]
+    exact = [[match(node, c, names_agree).get(0, -1) >= needed for _, _, c in code]
              for _, node, needed in formulas]
     for i, (piece, node, needed) in enumerate(formulas):
         if any(exact[i]):
             continue
         for j, (where, text, c) in enumerate(code):
-            if not any(row[j] for row in exact) and match(node, c).get(1, -1) >= needed:
+            if not any(row[j] for row in exact) and \
+                    match(node, c, names_agree).get(1, -1) >= needed:
                 return piece, where, text
     return None
 

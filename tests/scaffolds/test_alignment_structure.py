@@ -128,7 +128,7 @@ def test_code_one_operator_from_its_own_comments_formula_fails(tmp_path: Path) -
     assert any("its comment gives" in r and "diffusion.py:7" in r for r in result.reasons)
 
 
-def test_a_comment_anchors_every_name_it_writes(tmp_path: Path) -> None:
+def test_a_comments_name_pairs_only_with_its_own(tmp_path: Path) -> None:
     # `x_start_pred` is not the comment's `pred_noise`: two of three names matching is
     # another expression of the same shape, not the comment's drifted
     code = ("def guided(pred_noise, x_start_pred, guidance_weight, grad_i):\n"
@@ -150,3 +150,22 @@ def test_another_part_of_the_comments_formula_is_not_its_drift(tmp_path: Path) -
             "    return low, high\n")
     claim = toy_claim("toy-D2-001", "Endpoint weights of a pyramid stage from its scale s_k.")
     assert flagged(tmp_path / "repo", claim, "weights.py", code) is False
+
+
+def test_a_comments_name_may_be_called_or_indexed_but_not_computed(tmp_path: Path) -> None:
+    claim = toy_claim("toy-D2-001", "MLP block update of the normalized transformer, with "
+                                    "learnable eigen learning rates.")
+    # `alpha_m.view(1, 1, -1)` is the comment's alpha_m, reshaped
+    code = ("def mlp_update(h, h_m, alpha_m):\n"
+            "    # h = h + alpha_m * (h_m - h)\n"
+            "    return h + alpha_m.view(1, 1, -1) * (h_m - h)\n")
+    assert flagged(tmp_path / "repo", claim, "block.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "block.py",
+                   code.replace("return h + alpha_m", "return h - alpha_m")) is True
+    # solving the comment's formula for d_ff computes another thing than the formula
+    sizing = ("def ffn_width(params_per_layer, d_model):\n"
+              "    # params_per_layer = d_ff * (2 * d_model + 1) + d_model\n"
+              "    return (params_per_layer - d_model) / (2 * d_model + 1)\n")
+    budget = toy_claim("toy-D2-001", "FFN width: chosen from the parameter budget per layer "
+                                     "and the model width d_model.")
+    assert flagged(tmp_path / "sizing", budget, "sizing.py", sizing) is False
