@@ -666,8 +666,20 @@ def identifier_parts(symbol: str, name: str, claim: ClaimContext
     the claim writes it; `learning` and `rate` for `lr`, its initials), and the name's."""
     own, parts = _name_parts(symbol, claim), _name_parts(name, claim)
     if not own <= parts:
-        own = _abbreviated(symbol, name) or own
+        own = _abbreviated(symbol, name) or _shortened(own, parts) or own
     return own, parts
+
+
+def _shortened(own: frozenset[str], parts: frozenset[str]) -> frozenset[str]:
+    """The name's parts that the identifier's parts shorten, each to three letters or more
+    (`dim_multiplier` of `dimension_multipliers`, `init_dim` of `initial_dim`)."""
+    found = set()
+    for part in own:
+        longer = [p for p in parts if p.startswith(part) and len(part) >= 3]
+        if not longer:
+            return frozenset()
+        found.add(min(longer, key=len))
+    return frozenset(found)
 
 
 def _abbreviated(symbol: str, name: str) -> frozenset[str]:

@@ -696,6 +696,10 @@ def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path)
     # the claim's one-letter symbol is a part of the name, the rest the quantity's words
     ("Number of discretization timesteps K=40 for fine-tuning",
      "K_TIMESTEPS = {}\nLOG_EVERY = 40\n", 40, 400),
+    # the claim's identifier shortens the name's words (`init` of `initial`)
+    ("U-Net architecture hyperparameters: init_dim=128, down_up_layers=4",
+     "class UNetConfig:\n    initial_dim = {}\n    down_up_layers = 4\n    time_dim = 128\n",
+     128, 1280),
 ])
 def test_names_abbreviate_the_claims_words_and_symbols(tmp_path: Path, text: str, code: str,
                                                        good: object, bad: object) -> None:
