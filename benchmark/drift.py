@@ -382,6 +382,7 @@ class Outcome:
     flagged: bool
     alarms: int
     others: int
+    change: dict[str, Any] | None = None  # the first line the injection changed
 
 
 #: Repositories with more files are left out (and listed): every injection re-checks the
@@ -540,7 +541,8 @@ def inject_and_check(name: str, spec: PaperSpec, copy: Path, sites: dict[str, Si
                 flagged = not after[cid].passed
                 dropped = after[cid].expected_score <= before[cid].expected_score - DROP
                 return Outcome(name, cid, site.claim.dimension.value, kind,
-                               flagged or dropped, flagged, alarms, len(untouched))
+                               flagged or dropped, flagged, alarms, len(untouched),
+                               first_change(copy, saved, changed))
             _restore(copy, saved)  # a kind that changed nothing may still have rewritten
     finally:
         _restore(copy, saved)
@@ -558,6 +560,24 @@ def changed_lines(before: bytes, after: bytes) -> list[tuple[int, int]]:
         if tag != "equal":
             out.append((max(1, i1), max(i1 + 1, i2)) if tag == "insert" else (i1 + 1, i2))
     return out
+
+
+def first_change(copy: Path, saved: dict[str, bytes],
+                 changed: dict[str, list[tuple[int, int]]]) -> dict[str, Any] | None:
+    """The first line an injection changed, before and after (so that a miss can be read
+    without repeating the injection); a stub's `after` is its one line."""
+    for rel, ranges in sorted(changed.items()):
+        if ranges:
+            line = ranges[0][0]
+            old = saved[rel].decode("utf-8", "replace").splitlines()
+            new = (copy / rel).read_bytes().decode("utf-8", "replace").splitlines()
+            return {"file": rel, "line": line, "before": _line(old, line),
+                    "after": _line(new, line)}
+    return None
+
+
+def _line(lines: list[str], number: int) -> str:
+    return lines[number - 1].strip()[:200] if 0 < number <= len(lines) else ""
 
 
 def _restore(copy: Path, saved: dict[str, bytes]) -> None:
@@ -584,4 +604,5 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
             if others else None,
             "runs": len({o.run for o in outcomes}),
             "injections": [{"run": o.run, "claim": o.claim, "kind": f"{o.dimension} {o.kind}",
-                            "detected": o.detected, "flagged": o.flagged} for o in outcomes]}
+                            "detected": o.detected, "flagged": o.flagged, "change": o.change}
+                           for o in outcomes]}

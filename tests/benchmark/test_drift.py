@@ -192,6 +192,11 @@ def test_one_kind_of_drift_is_measured_on_a_sample_of_its_own(sabench_data: Path
     assert report["kinds"] == ["operator"] and list(report["by_kind"]) == ["D2 operator"]
     assert [i["kind"] for i in report["injections"]] == ["D2 operator"] * report["n_injected"]
     assert report["n_injected"] == 6
+    for injection in report["injections"]:  # the line changed, one operator swapped
+        change = injection["change"]
+        swapped = [(a, b) for a, b in zip(change["before"], change["after"], strict=True)
+                   if a != b]
+        assert len(swapped) == 1 and set(swapped[0]) <= set("+-*/"), change
     wrong = subprocess.run([*command, "--kind", "sign"], capture_output=True, text=True,
                            timeout=600)
     assert wrong.returncode != 0
