@@ -21,7 +21,9 @@ The same comparison holds the code to its own comments: reproductions write the 
 implement beside it (`# x_t = sqrt_alpha_bar * x_0 + sqrt_one_minus_alpha_bar * epsilon`),
 in the code's names, and an expression of the carrying code one operator away from such a
 comment, with no expression of the comment's operators in the same function, computes
-something other than what its author transcribed from the paper.
+something other than what its author transcribed from the paper. As a comment uses the code's
+names, each of its names must pair with the same name (or a call or indexing of it), and half
+of what its leaves could anchor suffices.
 """
 
 from __future__ import annotations
@@ -424,14 +426,14 @@ def one_operator_apart(formulas: list[tuple[str, Node, int]], code: list[tuple[s
     expression is with its own operators, but one is with one operator other than its own:
     an expression that is another of the formulas exactly (`(1 - s_k) / 2` beside `(1 + s_k)
     / 2`) is not counted as this one's drift."""
-    exact = [[match(node, c, names_agree).get(0, -1) >= needed for _, _, c in code]
-             for _, node, needed in formulas]
-    for i, (piece, node, needed) in enumerate(formulas):
+    found = [[match(node, c, names_agree) for _, _, c in code] for _, node, _ in formulas]
+    exact = [[m.get(0, -1) >= needed for m in row]
+             for row, (_, _, needed) in zip(found, formulas, strict=True)]
+    for i, (piece, _, needed) in enumerate(formulas):
         if any(exact[i]):
             continue
-        for j, (where, text, c) in enumerate(code):
-            if not any(row[j] for row in exact) and \
-                    match(node, c, names_agree).get(1, -1) >= needed:
+        for j, (where, text, _) in enumerate(code):
+            if not any(row[j] for row in exact) and found[i][j].get(1, -1) >= needed:
                 return piece, where, text
     return None
 
