@@ -663,7 +663,8 @@ def counts_noun(name: str, noun: str) -> bool:
 def identifier_parts(symbol: str, name: str, claim: ClaimContext
                      ) -> tuple[frozenset[str], frozenset[str]]:
     """The parts of the claim's identifier `symbol` as `name` writes them (`beta1` whole, as
-    the claim writes it; `learning` and `rate` for `lr`, its initials), and the name's."""
+    the claim writes it; `learning` and `rate` for `lr`, its initials; `initial` for `init`,
+    which shortens it), and the name's."""
     own, parts = _name_parts(symbol, claim), _name_parts(name, claim)
     if not own <= parts:
         own = _abbreviated(symbol, name) or _shortened(own, parts) or own
