@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from sabench.scaffolds.alignment_rules import carriers
 from sabench.verifiers.checks import ClaimCheck
-from sabench.verifiers.index import Definition, RepoIndex, parse_python
+from sabench.verifiers.index import Definition, RepoIndex, parse_python, parse_tolerant
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.types import EvidenceKind
 
@@ -265,16 +265,15 @@ def _statement_expressions(index: RepoIndex, file: str) -> list[tuple[ast.stmt, 
 
 
 def python_module(index: RepoIndex, file: str, tests: bool = True) -> ast.Module | None:
-    """A Python file of the index, parsed once per index (None: not Python, not parseable,
-    or a test file when `tests` is False)."""
+    """A Python file of the index, parsed once per index as the index parses it: markdown
+    fences blanked, and up to its first error when the rest does not parse (a file that ends
+    in a broken line still holds the claim's functions above it). None: not Python, nothing
+    parseable, or a test file when `tests` is False."""
     cache = index.cache.setdefault("alignment_trees", {})
     entry = index.files.get(file)
     if file not in cache:
-        try:
-            cache[file] = parse_python("\n".join(entry.lines)) if entry and \
-                entry.lang == "python" else None
-        except (SyntaxError, ValueError, RecursionError):
-            cache[file] = None
+        cache[file] = parse_tolerant("\n".join(entry.lines))[0] if entry and \
+            entry.lang == "python" else None
     if not tests and entry is not None and entry.kind == EvidenceKind.TEST:
         return None
     return cache[file]

@@ -169,3 +169,14 @@ def test_a_comments_name_may_be_called_or_indexed_but_not_computed(tmp_path: Pat
     budget = toy_claim("toy-D2-001", "FFN width: chosen from the parameter budget per layer "
                                      "and the model width d_model.")
     assert flagged(tmp_path / "sizing", budget, "sizing.py", sizing) is False
+
+
+def test_a_file_in_markdown_fences_or_cut_short_is_still_read(tmp_path: Path) -> None:
+    # agents leave ```python fences in files, or a broken last line: the functions above it
+    # are still the claim's code
+    drifted = FORWARD.replace("x_0 + sqrt_one_minus_alpha_bar_t",
+                              "x_0 - sqrt_one_minus_alpha_bar_t")
+    for label, text in (("fenced", f"```python\n{drifted}```\n"),
+                        ("cut", f"{drifted}\nprint('unterminated)\n")):
+        result = toy_check(tmp_path / label, {"diffusion.py": text}, DIFFUSION)[DIFFUSION.id]
+        assert "operations" in result.findings, (label, result)
