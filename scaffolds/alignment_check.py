@@ -8,8 +8,10 @@ the ids of the claims to check (a batch: the graph sends one batch per dimension
 - `alignment` (the scaffold's default): the offline judge's expected official score against a
   threshold, and the deterministic rules of `alignment_values` (values set as stated),
   `alignment_rules` (no stub, not docs only, named protocol objects present, steps in order)
-  and `alignment_formulas` (signs, scale factors): a claim passes when its expected score
-  reaches the threshold and no rule finds a problem.
+  `alignment_formulas` (signs, scale factors, steps that read what a later step computes)
+  and `alignment_structure` (code one operator away from the paper's formula, or from the
+  formula its own comment writes): a claim passes when its expected score reaches the
+  threshold and no rule finds a problem.
 - `offline`: the verifiers' alignment check (`sabench.verifiers.alignment`): the expected score
   against the same threshold, plus the rule that a numerical claim none of whose values is in
   the code fails.
