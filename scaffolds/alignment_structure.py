@@ -43,7 +43,7 @@ from sabench.scaffolds.alignment_formulas import (
 )
 from sabench.scaffolds.alignment_rules import carriers
 from sabench.verifiers.checks import ClaimCheck
-from sabench.verifiers.index import RepoIndex, parse_python
+from sabench.verifiers.index import Definition, RepoIndex, parse_python
 from sabench.verifiers.spec import Claim, Dimension
 
 #: Operations written as calls that compute one thing of one operand, whatever their keyword
@@ -366,6 +366,12 @@ def code_expressions(index: RepoIndex, file: str) -> list[tuple[int, str, Node]]
     return found
 
 
+def expressions_in(index: RepoIndex, d: Definition) -> list[tuple[str, str, Node]]:
+    """(file:line, text, node) of the sums, products and negations of one function."""
+    return [(f"{d.file}:{line}", text, node) for line, text, node in
+            code_expressions(index, d.file) if d.start <= line <= d.end]
+
+
 def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                        ) -> list[tuple[str, str]]:
     """(reason, where) for a formula of the claim that the carrying code holds, anchored by
@@ -376,8 +382,7 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     formulas = claim_formulas(claim.text)
     if not formulas:
         return []
-    code = [(f"{d.file}:{line}", text, node) for d in carriers(index, check)
-            for line, text, node in code_expressions(index, d.file) if d.start <= line <= d.end]
+    code = [found for d in carriers(index, check) for found in expressions_in(index, d)]
     drifted = one_operator_apart([(piece, formula, max(3, math.ceil(0.75 * formula.leaves())))
                                   for piece, formula in formulas], code)
     if drifted:
@@ -398,8 +403,7 @@ def comment_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         comments = commented_formulas(index, d.file, d.start, d.end)
         if not comments:
             continue
-        code = [(f"{d.file}:{line}", text, node) for line, text, node in
-                code_expressions(index, d.file) if d.start <= line <= d.end]
+        code = expressions_in(index, d)
         for line, formulas in comments.items():
             # A comment is written in the code's names: a name of it pairs with its own.
             drifted = one_operator_apart([(piece, node, max(3, math.ceil(

@@ -528,17 +528,21 @@ def test_checkers_by_name() -> None:
         get_checker("nope")
 
 
+def good_and_bad(tmp_path: Path, claim: Claim, code: str, good: object, bad: object,
+                 file: str = "config.py", *others: Claim) -> list:
+    """The claim's check with `code` formatted with the paper's value, and with a drifted
+    one."""
+    return [toy_check(tmp_path / f"{claim.id}-{label}", {file: code.format(value)}, claim,
+                      *others)[claim.id] for label, value in (("good", good), ("bad", bad))]
+
+
 def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, bad: object,
                          file: str = "config.py", *others: Claim) -> tuple[bool, bool]:
     """Whether the claim passes with `code` formatted with the paper's value, and with a
     drifted one. The codes also hold the paper's value under an unrelated name, as real
     repositories do, so that only the rule about the claim's own name can tell."""
-    passed = []
-    for label, value in (("good", good), ("bad", bad)):
-        checked = toy_check(tmp_path / f"{claim.id}-{label}", {file: code.format(value)},
-                            claim, *others)
-        passed.append(checked[claim.id].passed)
-    return passed[0], passed[1]
+    faithful, drifted = good_and_bad(tmp_path, claim, code, good, bad, file, *others)
+    return faithful.passed, drifted.passed
 
 
 @pytest.mark.parametrize(("text", "code", "good", "bad"), [
@@ -716,43 +720,34 @@ def test_a_keyword_argument_named_as_the_claim_writes_it_sets_the_value(tmp_path
     assert value_conflicts(tmp_path, claim, "experiment.py", code, 11, 110) == [False, True]
 
 
-def test_a_dotted_key_read_with_a_default_sets_its_last_part(tmp_path: Path) -> None:
-    claim = toy_claim("toy-D1-001", "Latent space: resolution=256, VAE downsample=8x")
-    code = ("class Transformer:\n    def __init__(self, config):\n"
-            "        self.latent = config.get('vae.resolution', {}) // "
-            "config.get('vae.downsample_factor', 8)\n")
-    assert value_conflicts(tmp_path, claim, "model.py", code, 256, 2560) == [False, True]
-
-
-def test_a_config_class_list_is_the_claims_though_the_class_is_named_otherwise(
-        tmp_path: Path) -> None:
+@pytest.mark.parametrize(("text", "file", "code", "good", "bad"), [
+    # a dotted key read with a default sets its last part
+    ("Latent space: resolution=256, VAE downsample=8x", "model.py",
+     "class Transformer:\n    def __init__(self, config):\n"
+     "        self.latent = config.get('vae.resolution', {}) // "
+     "config.get('vae.downsample_factor', 8)\n", 256, 2560),
     # `MBPPOConfig` is not how the claim writes "MBPO-PPO", but it holds the system's settings
-    claim = toy_claim("toy-D1-001", "MBPO-PPO policy network: an MLP with 3 hidden layers of "
-                                    "128 units each and ELU activation")
-    code = ("class MBPPOConfig:\n    def __init__(self):\n"
-            "        self.policy_mlp_hidden_shape = [{}, 128, 128]\n"
-            "        self.policy_mlp_activation = 'ELU'\n")
-    assert value_conflicts(tmp_path, claim, "config.py", code, 128, 1280) == [False, True]
-
-
-def test_a_number_inside_a_name_counts_nothing(tmp_path: Path) -> None:
+    ("MBPO-PPO policy network: an MLP with 3 hidden layers of 128 units each and ELU "
+     "activation", "config.py",
+     "class MBPPOConfig:\n    def __init__(self):\n"
+     "        self.policy_mlp_hidden_shape = [{}, 128, 128]\n"
+     "        self.policy_mlp_activation = 'ELU'\n", 128, 1280),
     # the "1K" of "VTAB-1K" does not count searches: "search" still names the learning rates
-    claim = toy_claim("toy-D1-001", "VTAB-1K hyperparameter search: learning_rate range "
-                                    "[0.001, 0.01], weight_decay range [0.0001, 0.001]")
-    code = ("class SearchConfig:\n    def __init__(self):\n"
-            "        self.learning_rate_search = [{}, 0.01]\n"
-            "        self.weight_decay_search = [0.0001, 0.001]\n")
-    assert value_conflicts(tmp_path, claim, "config.py", code, 0.001, 0.01) == [False, True]
-
-
-def test_a_name_holding_the_stated_value_is_no_conflict(tmp_path: Path) -> None:
+    ("VTAB-1K hyperparameter search: learning_rate range [0.001, 0.01], weight_decay range "
+     "[0.0001, 0.001]", "config.py",
+     "class SearchConfig:\n    def __init__(self):\n"
+     "        self.learning_rate_search = [{}, 0.01]\n"
+     "        self.weight_decay_search = [0.0001, 0.001]\n", 0.001, 0.01),
     # `channels` holds the 32 the claim gives G_d: the value is set, whatever the name
-    claim = toy_claim("toy-D1-001", "DRC agent: 3 ConvLSTM layers (D=3) and 32 channels per "
-                                    "layer (G_d=32)")
-    code = ("class DRCAgent:\n    def __init__(self, config):\n"
-            "        self.layers = config.get('agent.layers', 3)\n"
-            "        self.convlstm_channels = config.get('agent.convlstm_channels', {})\n")
-    assert value_conflicts(tmp_path, claim, "agent.py", code, 32, 320) == [False, True]
+    ("DRC agent: 3 ConvLSTM layers (D=3) and 32 channels per layer (G_d=32)", "agent.py",
+     "class DRCAgent:\n    def __init__(self, config):\n"
+     "        self.layers = config.get('agent.layers', 3)\n"
+     "        self.convlstm_channels = config.get('agent.convlstm_channels', {})\n", 32, 320),
+])
+def test_settings_are_read_as_the_code_holds_them(tmp_path: Path, text: str, file: str,
+                                                  code: str, good: object, bad: object) -> None:
+    claim = toy_claim("toy-D1-001", text)
+    assert value_conflicts(tmp_path, claim, file, code, good, bad) == [False, True]
 
 
 def value_conflicts(tmp_path: Path, claim: Claim, file: str, code: str, good: object,
@@ -760,8 +755,5 @@ def value_conflicts(tmp_path: Path, claim: Claim, file: str, code: str, good: ob
     """Whether the value rule finds a conflict in `code` formatted with the paper's value,
     and with a drifted one (the verdict itself also weighs how much of a toy claim the toy
     repository covers)."""
-    found = []
-    for label, value in (("good", good), ("bad", bad)):
-        checked = toy_check(tmp_path / label, {file: code.format(value)}, claim)[claim.id]
-        found.append("value_conflict" in checked.findings)
-    return found
+    return ["value_conflict" in checked.findings
+            for checked in good_and_bad(tmp_path, claim, code, good, bad, file)]

@@ -116,14 +116,15 @@ FORWARD = ("import torch\n\n\ndef noised_sample(x_0, epsilon, sqrt_alpha_bar_t,\
            "    # forward: x_t = sqrt_alpha_bar * x_0 + sqrt_one_minus_alpha_bar * epsilon\n"
            "    x_t = sqrt_alpha_bar_t * x_0 + sqrt_one_minus_alpha_bar_t * epsilon\n"
            "    return x_t\n")
+DRIFTED_FORWARD = FORWARD.replace("x_0 + sqrt_one_minus_alpha_bar_t",
+                                  "x_0 - sqrt_one_minus_alpha_bar_t")
 
 
 def test_code_one_operator_from_its_own_comments_formula_fails(tmp_path: Path) -> None:
     # the claim writes no formula: the comment, in the code's names, says what is computed
-    drifted = FORWARD.replace("x_0 + sqrt_one_minus_alpha_bar_t",
-                              "x_0 - sqrt_one_minus_alpha_bar_t")
     assert flagged(tmp_path / "repo", DIFFUSION, "diffusion.py", FORWARD) is False
-    result = toy_check(tmp_path / "drifted", {"diffusion.py": drifted}, DIFFUSION)[DIFFUSION.id]
+    result = toy_check(tmp_path / "drifted", {"diffusion.py": DRIFTED_FORWARD},
+                       DIFFUSION)[DIFFUSION.id]
     assert "operations" in result.findings and not result.passed
     assert any("its comment gives" in r and "diffusion.py:7" in r for r in result.reasons)
 
@@ -174,9 +175,7 @@ def test_a_comments_name_may_be_called_or_indexed_but_not_computed(tmp_path: Pat
 def test_a_file_in_markdown_fences_or_cut_short_is_still_read(tmp_path: Path) -> None:
     # agents leave ```python fences in files, or a broken last line: the functions above it
     # are still the claim's code
-    drifted = FORWARD.replace("x_0 + sqrt_one_minus_alpha_bar_t",
-                              "x_0 - sqrt_one_minus_alpha_bar_t")
-    for label, text in (("fenced", f"```python\n{drifted}```\n"),
-                        ("cut", f"{drifted}\nprint('unterminated)\n")):
+    for label, text in (("fenced", f"```python\n{DRIFTED_FORWARD}```\n"),
+                        ("cut", f"{DRIFTED_FORWARD}\nprint('unterminated)\n")):
         result = toy_check(tmp_path / label, {"diffusion.py": text}, DIFFUSION)[DIFFUSION.id]
         assert "operations" in result.findings, (label, result)
