@@ -13,7 +13,7 @@ expression of the formula's shape with enough anchors and one operator other tha
 claim fails: the code computes something else.
 
 An anchoring name of two letters or more weighs 2, a constant, an operation or a one-letter
-name 1; enough anchors means at least 3 and at least three quarters of the formula's leaves. A
+name 1 (the same letter, or the first part of the code's name: `q` and `q_pos`); enough anchors means at least 3 and at least three quarters of the formula's leaves. A
 shape as small as `a - b` is in every function, and only the names tell which one is the
 paper's.
 
@@ -167,6 +167,9 @@ def match(paper: Node, code: Node, names_agree: bool = False) -> dict[int, int]:
     if paper.kind == "name" and code.kind == "name" and same_name(paper.label, code.label):
         # a name of more letters says which quantity this is; `x` could be many
         return {0: NAME_ANCHOR if len(paper.label.replace("_", "")) > 1 else ANCHOR}
+    if paper.kind == "name" and code.kind == "name" and len(paper.label) == 1 and \
+            code.label.lower().split("_")[0] == paper.label.lower():
+        return {0: ANCHOR}  # `q` of the paper, `q_pos` of the code: a letter says little
     if names_agree and paper.kind == "name" and code.kind != "other":
         return {}  # another name, or arithmetic in its place (`d_ff` solved for, not used)
     return {0: 0}  # a name of the paper may be computed in place in the code

@@ -46,6 +46,9 @@ _SYMBOLS = frozenset({"alpha", "beta", "gamma", "delta", "epsilon", "eps", "zeta
                       "temperature", "mean", "std", "lr", "discount", "params", "alph"})
 
 
+#: Greek letters spelt out: a claim's `gamma=0.97` is notation, `discount_rate` may hold it.
+_GREEK_NAMES = frozenset(name.rstrip("_") for name in GREEK.values())
+
 #: A word and a space before an assigned word: that word ends a phrase, it is no identifier.
 _PHRASE_END = re.compile(r"[A-Za-z]{2,}\s+$")
 #: The bounds of an index range (`vel[0:3]`, `joint positions[12:41]`) are positions.
@@ -67,6 +70,7 @@ class StatedValue:
     symbol: str = ""
     unit: bool = False
     per: bool = False  # "per 1M tokens": the denominator of a rate, not a setting
+    every: bool = False  # "every 10,000 steps": a period (`eval_interval`), not a count
     head: str = ""  # the noun the words after the value end on ("A100 GPU hours": hour)
     whole: bool = True  # written as a whole number (`5.00` is a price, not a count)
     count: bool = False  # a small round number kept for the noun it counts ("4 GPUs")
@@ -113,6 +117,7 @@ def stated_values(text: str, small: bool = False) -> list[StatedValue]:
                                symbol.group(1).lower() if symbol else "",
                                bool(re.match(r"[A-Za-z]", after)),
                                per=bool(re.search(r"\bper\s*$", before, re.IGNORECASE)),
+                               every=bool(re.search(r"\bevery\s*$", before, re.IGNORECASE)),
                                whole="." not in raw and float(numbers[0].value).is_integer(),
                                head=head_noun(text[start + length:]), count=loose,
                                start=start))
@@ -273,14 +278,14 @@ def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimCon
 
 def mentioned_numbers(text: str) -> frozenset[str]:
     """Every number a text mentions, normalised, with 1024 for "1k" (a "1k" context is 1024
-    tokens as often as 1000) and each share of another number ("10% warmup" of "100k
-    steps" is 10,000 steps)."""
+    tokens as often as 1000) and each share of another number that counts ("10% warmup" of
+    "100k steps" is 10,000 steps; 10% of a weight decay of 0.01 is nothing the text says)."""
     numbers = extract_numbers(text)
     shares = [n.value / 100 for n in numbers if n.percent]
     return frozenset(normalise(n.value) for n in numbers) | {
         normalise(n.value * 1.024) for n in numbers if n.raw[-1:] in "kK"} | {
         normalise(share * n.value) for share in shares for n in numbers
-        if not n.raw.endswith("%")}
+        if not n.raw.endswith("%") and float(n.value).is_integer() and n.value > 1}
 
 
 def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
@@ -410,8 +415,11 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
                 in_namespace(a, context.terms) or owner_named(a, context.terms) or
                 settings_class):
             continue
+        # a list named by a symbol alone takes the claim's head ("Guidance weights: w ∈
+        # [0.0, 1.0, 4.0]")
         changed = [(v, e) for v, e in lists if one_changed(numbers, e) and names_quantity(
-            a, v, v.quantity, context, list_taken(v, lists, values, claim.text))]
+            a, v, quantity_of(v, [u for u, _ in lists], context, any_value=True), context,
+            list_taken(v, lists, values, claim.text))]
         if changed:
             value, _ = changed[0]
             out.append(conflict(claim, a, ", where the claim is implemented, but the claim "
@@ -583,9 +591,11 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         return False  # `n_models` counts models: it is not "models at $5.00"
     if value.count and not counts_noun(a.name, value.head):
         return False  # "5 seeds" is no `seed = 42`
-    # `gpus` is not "GPU hours"; but a symbol's value ("L=2048 tokens") is in its unit
+    # `gpus` is not "GPU hours"; but a symbol's value ("L=2048 tokens") is in its unit, and
+    # a period ("every 10,000 steps") is named as one (`inner_loop_frequency`)
     if value.head and not value.symbol and value.head not in _SIZE_UNITS and not any(
-            covered(value.head, frozenset(word_terms(p))) for p in _parts(a.name)):
+            covered(value.head, frozenset(word_terms(p))) or
+            value.every and p.lower() in _PERIODS for p in _parts(a.name)):
         return False
     named = False
     for part in _name_parts(a.name, claim):
@@ -598,7 +608,8 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
             return False
         if words <= (GENERIC | _CONTAINERS | _SIZE_UNITS) - _QUALIFIERS:
             continue
-        of_quantity = any(covered(t, quantity) for t in words)
+        of_quantity = any(covered(t, quantity) for t in words) or _shortens(part, quantity) \
+            or value.every and part in _PERIODS
         # Another word of the claim may say whose quantity it is (`downstream_epochs` for
         # "Downstream task: 500 epochs"); a qualifier must be the quantity's own.
         if not of_quantity and (words <= _QUALIFIERS or not any(
@@ -608,14 +619,24 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     return named
 
 
+def _shortens(part: str, terms: frozenset[str]) -> bool:
+    """A name's part of three letters or more that starts a longer word (`res` of
+    "resolution", `freq` of "frequency"), not a qualifier or a generic word."""
+    return len(part) >= 3 and part not in _QUALIFIERS | GENERIC and any(
+        len(t) > len(part) and t.startswith(part) for t in terms)
+
+
+#: Parts of a name that make it a period (`eval_every`, `log_interval`, `save_freq`).
+_PERIODS = frozenset({"every", "interval", "freq", "frequency", "period"})
+
 #: Parts of a name that say how its quantity is measured (`chunk_len`, `kernel_size`).
 _MEASURES = frozenset({"len", "length", "size", "dim", "dims"})
 
 
 def _math_symbol(symbol: str) -> bool:
-    """`n_r`, `d_k`: a letter with letter subscripts, the paper's notation rather than an
-    identifier the code would spell the same way."""
-    return all(len(part) <= 1 for part in symbol.split("_"))
+    """`n_r`, `d_k`, `gamma`: a letter with letter subscripts, or a Greek letter spelt out, the
+    paper's notation rather than an identifier the code would spell the same way."""
+    return all(len(part) <= 1 for part in symbol.split("_")) or symbol in _GREEK_NAMES
 
 
 def taken_by_others(value: StatedValue, values: list[StatedValue], text: str
@@ -754,9 +775,11 @@ def _is_one(a: Assignment) -> bool:
 
 
 def scalar(a: Assignment) -> bool:
-    """A number that is neither a flag nor a 0/1 initialisation."""
-    return isinstance(a.value, (int, float)) and not isinstance(a.value, bool) and \
-        abs(a.value) not in (0, 1)
+    """A number that is neither a flag nor a 0/1 initialisation, alone or as the only item
+    of a tuple or list (`n_modes = (12,)`)."""
+    value = a.value[0] if isinstance(a.value, (list, tuple)) and len(a.value) == 1 else a.value
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+        abs(value) not in (0, 1)
 
 
 def config_scalar(a: Assignment) -> bool:

@@ -704,6 +704,27 @@ def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path)
     ("U-Net architecture hyperparameters: init_dim=128, down_up_layers=4",
      "class UNetConfig:\n    initial_dim = {}\n    down_up_layers = 4\n    time_dim = 128\n",
      128, 1280),
+    # a Greek letter is the paper's notation: the quantity's words name it
+    ("Agent training: IMPALA on 900,000 levels with discount factor gamma=0.97",
+     "class AgentConfig:\n    discount_rate = {}\n    clip_range = 0.97\n", 0.97, 9.7),
+    # a name's part shortens a word of the quantity (`res` of "resolution")
+    ("Low-data datasets: spatial resolution 256, temporal resolution 59",
+     "class DataConfig:\n    spatial_res = {}\n    temporal_res = 59\n    width = 256\n",
+     256, 2560),
+    # a tuple of one number is that number
+    ("FNO architecture uses 4 Fourier blocks with 12 Fourier modes per spatial dimension",
+     "class FNOConfig:\n    n_blocks = 4\n    n_modes = ({},)\n    width = 12\n", 12, 120),
+    # "every 10,000 steps" is a period: a name says so (`interval`) without counting steps
+    ("Inner loop (diffusion retraining): once every 10,000 environment steps",
+     "class PGRConfig:\n    inner_loop_interval = {}\n    capacity = 10000\n", 10000, 100000),
+    # a list named by a symbol alone takes the claim's head (guidance weights)
+    ("Classifier-free guidance weights evaluated: w ∈ [0.0, 1.0, 4.0]",
+     "class EvalConfig:\n    guidance_weights = {}\n    num_steps = 4\n",
+     "[0.0, 1.0, 4.0]", "[0.0, 1.0, 40.0]"),
+    # 10% is a share of a count (steps), not of the weight decay: 1e-3 is no stated value
+    ("FMT training: base learning rate 1e-4, 10% linear warmup, weight decay 0.01",
+     "class FMTConfig:\n    learning_rate = {}\n    weight_decay = 0.01\n    eps = 1e-4\n",
+     "1e-4", "1e-3"),
 ])
 def test_names_abbreviate_the_claims_words_and_symbols(tmp_path: Path, text: str, code: str,
                                                        good: object, bad: object) -> None:

@@ -91,6 +91,19 @@ def test_a_small_shape_needs_the_papers_names_to_say_it_is_the_formula(tmp_path:
     assert flagged(tmp_path / "drifted", claim, "metrics.py", drifted) is True
 
 
+def test_a_papers_letter_anchors_the_code_name_it_begins(tmp_path: Path) -> None:
+    # `q_0` alone is too little of `q - q_0`; the code's `q_pos` begins with the paper's `q`
+    assert matched("q - q_0", "q_pos + q_0") == {1: 3}
+    assert matched("q - q_0", "angle + q_0") == {1: 2}
+    claim = toy_claim("toy-D2-001", "Joint deviation penalty: r_{q_d} = w_{q_d} ||q - q_0||_1, "
+                                    "where q_0 is the default joint position.")
+    code = ("import torch\n\n\ndef joint_deviation(q_pos, q_0, weight):\n"
+            "    return weight * torch.norm(q_pos - q_0, p=1, dim=-1)\n")
+    assert flagged(tmp_path / "repo", claim, "rewards.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "rewards.py",
+                   code.replace("q_pos - q_0", "q_pos + q_0")) is True
+
+
 def test_the_formula_computed_as_the_paper_says_anywhere_in_its_code_excuses(
         tmp_path: Path) -> None:
     claim = toy_claim("toy-D2-001", "Residual update: h = h_prev + alpha_r * (h_new - h_prev) "
