@@ -466,8 +466,11 @@ def indexed_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
     for stem, stated in indexed_values(claim.text).items():
         if len(stated) < 2:
             continue  # one indexed value is as likely a label (`layer_1: 512`)
-        named = [a for a in near if _names_stem(a, stem, context)]
-        everywhere = [a for a, _ in _name_terms(index) if _names_stem(a, stem, context)]
+        # another stage's list (`stage3.betas` for a Stage 2 claim) neither excuses nor fails
+        named = [a for a in near if _names_stem(a, stem, context) and
+                 not numbered_elsewhere(a, claim.text)]
+        everywhere = [a for a, _ in _name_terms(index) if _names_stem(a, stem, context) and
+                      not numbered_elsewhere(a, claim.text)]
         if any(_holds(a, stated) is True for a in everywhere):
             continue
         wrong = [a for a in named if _holds(a, stated) is False]

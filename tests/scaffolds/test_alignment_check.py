@@ -676,6 +676,15 @@ def test_indexed_symbols_are_compared_with_the_list_named_after_them(
     assert drifted_and_faithful(tmp_path, claim, code, good, bad, file) == (True, False)
 
 
+def test_another_stages_list_does_not_excuse_the_claims_stage(tmp_path: Path) -> None:
+    # stage 3 keeps the betas the claim gives stage 2; stage 2's own list is drifted
+    claim = toy_claim("toy-D1-001", "Stage 2 AdamW optimizer betas: β1=0.9, β2=0.95, ε=1e-6")
+    stages = "".join(f"stage{n}:\n  optimizer:\n    betas: {betas}\n    eps: 1.0e-6\n"
+                     for n, betas in ((1, "[0.9, 0.999]"), (2, "{}"), (3, "[0.9, 0.95]")))
+    assert drifted_and_faithful(tmp_path, claim, stages, "[0.9, 0.95]", "[9, 0.95]",
+                                "config.yaml") == (True, False)
+
+
 def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path) -> None:
     # the critic's betas differ, but the claim's are set for the generator
     claim = toy_claim("toy-D1-001", "Optimizer: Adam with beta1=0.5, beta2=0.999 for training")
