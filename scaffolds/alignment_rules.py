@@ -90,8 +90,9 @@ def concrete_stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                            ) -> list[Finding]:
     """A method that only raises NotImplementedError, of a class nothing can stand in for (not
     an abstract base, not subclassed in the repository), where the class is named after the
-    claim (`GatingModule.forward` for a gating claim) or the method carries it: a constructor
-    or `forward` of that class that raises makes the claim's code unusable, whatever other
+    claim (`GatingModule.forward` for a gating claim), the method carries it, or another
+    method of the class carries it and this one is its constructor or does its work
+    (`forward`): such a method that raises makes the claim's code unusable, whatever other
     classes implement methods of the same name."""
     claim_terms = frozenset(term_set(claim.text)) - GENERIC
     carrying = {d.qualname for d in carriers(index, check)}
@@ -104,7 +105,9 @@ def concrete_stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         doing = d.name in _WHAT_A_CLASS_DOES or all(
             covered(t, claim_terms) for t in name_terms(d.name) - GENERIC)
         named = bool(words) and all(covered(t, claim_terms) for t in words) and doing
-        constructs = d.name in ("__init__", "setup") and \
+        # a carrying class whose constructor, or whose method that does its work
+        # (`forward`), raises: every one of its methods is unusable
+        constructs = d.name in _WHAT_A_CLASS_DOES and \
             d.qualname.rsplit(".", 1)[0] in carrying_classes
         if named or constructs or d.qualname in carrying:
             out.append(Finding("stub", f"{d.qualname} is a stub ({d.stub}) of a class nothing "

@@ -10,6 +10,7 @@ import pytest
 
 from sabench.benchmark.dataset import load_paper
 from sabench.benchmark.demo_run import drifted_claims
+from sabench.scaffolds import alignment_rules as rules
 from sabench.scaffolds import alignment_values
 from sabench.scaffolds.alignment_check import (
     CHECKERS,
@@ -18,8 +19,10 @@ from sabench.scaffolds.alignment_check import (
     claim_locations,
     get_checker,
 )
+from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
+from sabench.verifiers.types import Evidence
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmark" / "demo"
 PAPER = load_paper(DEMO / "papers" / "smoothlr")
@@ -349,6 +352,27 @@ def test_a_class_carrying_the_claim_that_cannot_be_built_fails_it(tmp_path: Path
         result = toy_check(tmp_path / str(fails), {"evaluate.py": code.format(built)},
                            claim)["toy-D2-001"]
         assert ("stub" in result.findings) is fails, result.reasons
+
+
+def test_a_class_carrying_the_claim_that_cannot_run_fails_it(tmp_path: Path) -> None:
+    # the claim is found in the constructor (the headwise gate's weights); the method that
+    # does the class's work raises: the claim's code cannot run
+    claim = toy_claim("toy-D2-001", "Headwise output gating: gate = sigmoid(W_head h) per head")
+    code = ("import numpy as np\n\n\nclass Block:\n    def __init__(self, dim, heads):\n"
+            "        self.w_head = np.zeros((heads, dim))  # one gate per head\n\n"
+            "    def {}(self, h, o):\n        raise NotImplementedError\n")
+    found_in_constructor = ClaimCheck(claim_id=claim.id, dimension=Dimension.D2,
+                                      function="Block.__init__",
+                                      evidence=[Evidence(file="block.py", start_line=5,
+                                                         end_line=6)])
+    for method, fails in (("forward", True), ("export_onnx", False)):
+        repo = tmp_path / method
+        repo.mkdir()
+        (repo / "block.py").write_text(code.format(method))
+        found = rules.concrete_stub_findings(RepoIndex.build(repo), claim, found_in_constructor)
+        assert [f.reason for f in found] == ([
+            "Block.forward is a stub (raises NotImplementedError) of a class nothing else "
+            "implements"] if fails else [])
 
 
 def test_an_operation_of_the_formula_that_no_code_computes(tmp_path: Path) -> None:
