@@ -13,7 +13,8 @@ expression of the formula's shape with enough anchors and one operator other tha
 claim fails: the code computes something else.
 
 An anchoring name of two letters or more weighs 2, a constant, an operation or a one-letter
-name 1 (the same letter, or the first part of the code's name: `q` and `q_pos`); enough anchors means at least 3 and at least three quarters of the formula's leaves. A
+name 1 (the same letter, or the first part of the code's name: `q` and `q_pos`); enough
+anchors means at least 3 and at least three quarters of the formula's leaves. A
 shape as small as `a - b` is in every function, and only the names tell which one is the
 paper's.
 
