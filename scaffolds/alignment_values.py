@@ -600,7 +600,7 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
             covered(value.head, frozenset(word_terms(p))) or
             value.every and p.lower() in _PERIODS for p in _parts(a.name)):
         return False
-    named = False
+    named, qualified, of_quantity_parts = False, False, 0
     for part in _name_parts(a.name, claim):
         words = frozenset(word_terms(part))
         if not words and part in _LINKS:
@@ -613,13 +613,19 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
             continue
         of_quantity = any(covered(t, quantity) for t in words) or _shortens(part, quantity) \
             or value.every and part in _PERIODS
+        if not of_quantity and words <= _QUALIFIERS and not claim.terms & _QUALIFIERS:
+            qualified = True  # `max_seq_length` for "sequence length", if nothing is bounded
+            continue
         # Another word of the claim may say whose quantity it is (`downstream_epochs` for
         # "Downstream task: 500 epochs"); a qualifier must be the quantity's own.
         if not of_quantity and (words <= _QUALIFIERS or not any(
                 covered(t, claim.terms - taken) for t in words)):
             return False
         named = named or (of_quantity and bool(words - _QUALIFIERS))
-    return named
+        of_quantity_parts += of_quantity
+    # a qualified name must say the rest of the quantity in two words at least: `max_steps`
+    # may be any bound on steps, `max_seq_length` is the sequence length
+    return named and (not qualified or of_quantity_parts >= 2)
 
 
 def _shortens(part: str, terms: frozenset[str]) -> bool:

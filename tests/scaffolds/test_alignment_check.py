@@ -750,6 +750,10 @@ def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path)
     # "every 10,000 steps" is a period: a name says so (`interval`) without counting steps
     ("Inner loop (diffusion retraining): once every 10,000 environment steps",
      "class PGRConfig:\n    inner_loop_interval = {}\n    capacity = 10000\n", 10000, 100000),
+    # a bound the claim does not speak of (`max_`) on a name that says the whole quantity
+    ("Training sequence length: L=2048 tokens for standard language modeling setup",
+     "class ModelConfig:\n    max_seq_length = {}\n    max_steps = 10\n    vocab_chunk = 2048\n",
+     2048, 20480),
     # a list named by a symbol alone takes the claim's head (guidance weights)
     ("Classifier-free guidance weights evaluated: w ∈ [0.0, 1.0, 4.0]",
      "class EvalConfig:\n    guidance_weights = {}\n    num_steps = 4\n",
@@ -763,6 +767,13 @@ def test_names_abbreviate_the_claims_words_and_symbols(tmp_path: Path, text: str
                                                        good: object, bad: object) -> None:
     claim = toy_claim("toy-D1-001", text)
     assert value_conflicts(tmp_path, claim, "config.py", code, good, bad) == [False, True]
+
+
+def test_a_bound_on_one_word_of_the_quantity_is_not_the_quantity(tmp_path: Path) -> None:
+    # `max_steps` bounds some steps (training's): not the claim's sampling steps
+    claim = toy_claim("toy-D1-001", "Sampling: reverse sampling steps = 50 for every dataset")
+    code = "class SamplerConfig:\n    max_steps = {}\n    sampling_steps = 50\n"
+    assert value_conflicts(tmp_path, claim, "config.py", code, 100000, 1000000) == [False, False]
 
 
 def test_a_keyword_argument_named_as_the_claim_writes_it_sets_the_value(tmp_path: Path) -> None:
