@@ -103,7 +103,8 @@ def stated_values(text: str, small: bool = False) -> list[StatedValue]:
                 or _SLICE_BEFORE.search(before) or _SLICE_AFTER.match(after):
             continue
         trivial = all(is_trivial(n.value) for n in numbers)
-        loose = trivial and not _ASSIGNED.search(before)
+        # a price ("$5.00 per 1M tokens") is stated as surely as an assigned value
+        loose = trivial and not _ASSIGNED.search(before) and not re.search(r"[$€£]\s*$", before)
         if trivial and numbers[0].value in (0.0, 1.0) or loose and not (
                 small and head_noun(after)):
             continue

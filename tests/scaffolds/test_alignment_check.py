@@ -776,6 +776,17 @@ def test_a_bound_on_one_word_of_the_quantity_is_not_the_quantity(tmp_path: Path)
     assert value_conflicts(tmp_path, claim, "config.py", code, 100000, 1000000) == [False, False]
 
 
+def test_a_price_is_a_value_the_claim_states(tmp_path: Path) -> None:
+    # "$5.00" is stated as surely as an assigned value: the name holding it is no conflict
+    # with the "1M" tokens its price is per
+    claim = toy_claim("toy-D1-001", "Detector cost: proprietary models $5.00 per 1M output "
+                                    "tokens; open-source models $1.80 per 1M output tokens")
+    code = ("def detector_cost(n_tokens, proprietary_cost_per_1m_tokens={}):\n"
+            "    return n_tokens / 1e6 * proprietary_cost_per_1m_tokens\n")
+    faithful, _ = good_and_bad(tmp_path, claim, code, 5.0, 50.0, "cost.py")
+    assert "value_conflict" not in faithful.findings, faithful.reasons
+
+
 def test_a_keyword_argument_named_as_the_claim_writes_it_sets_the_value(tmp_path: Path) -> None:
     # the called function's name says nothing of the claim; the keyword is the claim's own
     claim = toy_claim("toy-D1-001", "L&O-NAE-SAT: masked latent tokens ell = 11, repeat "
