@@ -780,8 +780,18 @@ def fraction(value: StatedValue) -> bool:
 
 
 def _is_one(a: Assignment) -> bool:
-    return isinstance(a.value, (int, float)) and not isinstance(a.value, bool) and \
-        abs(a.value) == 1
+    """The number 1, in code or as a configuration file's text (`weight_decay: 1`)."""
+    value = a.value
+    if a.source == "config" and isinstance(value, str) and len(a.numbers) == 1:
+        value = _float(value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) == 1
+
+
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def scalar(a: Assignment) -> bool:

@@ -776,6 +776,16 @@ def test_a_bound_on_one_word_of_the_quantity_is_not_the_quantity(tmp_path: Path)
     assert value_conflicts(tmp_path, claim, "config.py", code, 100000, 1000000) == [False, False]
 
 
+def test_a_fractions_setting_of_one_in_a_config_file_is_another_value(tmp_path: Path) -> None:
+    # 1 is another weight decay than 0.1, in YAML as in Python
+    claim = toy_claim("toy-D1-001", "Optimizer: GPT uses AdamW with weight_decay=0.1; nGPT uses "
+                                    "AdamW with weight_decay=0.0")
+    sections = ("training:\n  gpt:\n    weight_decay: {}\n  ngpt:\n    weight_decay: 0.0\n"
+                "model:\n  dropout: 0.1\n")
+    assert drifted_and_faithful(tmp_path, claim, sections, "0.1", "1", "config.yaml") == \
+        (True, False)
+
+
 def test_a_price_is_a_value_the_claim_states(tmp_path: Path) -> None:
     # "$5.00" is stated as surely as an assigned value: the name holding it is no conflict
     # with the "1M" tokens its price is per
