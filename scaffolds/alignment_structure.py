@@ -306,12 +306,31 @@ def claim_formulas(text: str) -> list[tuple[str, Node]]:
     found: dict[Node, str] = {}
     text = normalise_formula(_notation(text))
     pieces = [_SUM_OVER.sub("", p) for p in right_hand_sides(text)] + groups(text)
-    for piece in dict.fromkeys(pieces):
+    for piece in dict.fromkeys(map(implicit_products, pieces)):
         parsed = longest_formula(piece)
         if parsed is not None:
             for node in _compounds(tree(parsed[1])):
                 found.setdefault(node, parsed[0])
     return [(piece, node) for node, piece in found.items()]
+
+
+#: A symbol of a formula, as a paper writes it beside another to multiply them: a letter, a
+#: name with an index (`w_g`, `g_xy`), a Greek letter spelt out, or a bracketed group; with
+#: a power after it (`g_xy**2`).
+_SYMBOL = re.compile(r"(?:[A-Za-z](?:_\w+)?|[A-Za-z]\w*_\w+|(?:alpha|beta|gamma|delta|epsilon|"
+                     r"eta|theta|lambda_|mu|sigma|tau|phi|omega|rho|kappa|pi)|\(.*\))"
+                     r"(?:\*\*\S+)?")
+
+
+def implicit_products(piece: str) -> str:
+    """`w_g * g_xy**2` for the paper's `w_g g_xy**2`: symbols side by side are a product;
+    words are not symbols, so prose after the formula stays out of it."""
+    words = piece.split(" ")
+    out = [words[0]] if words else []
+    for word in words[1:]:
+        joined = word and _SYMBOL.fullmatch(out[-1]) and _SYMBOL.fullmatch(word.rstrip(",.;"))
+        out.append(f"* {word}" if joined else word)
+    return " ".join(out)
 
 
 def longest_formula(piece: str) -> tuple[str, ast.expr] | None:

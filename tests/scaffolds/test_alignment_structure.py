@@ -63,6 +63,10 @@ def test_formulas_are_read_through_brackets_norms_sums_and_labels() -> None:
         "noise")
     # arithmetic between constants is no formula to compare
     assert read("Exponent: p = 3/2 for every layer") == set()
+    # symbols side by side are multiplied; the words after them are prose
+    assert read("Flat orientation reward: r_g = w_g g_{xy}^2, where g_{xy} is gravity") == {
+        "w_g * g_xy ** 2"}
+    assert "h + a * b" in read("Update: h = h + a * b after every block")
 
 
 def test_a_formula_the_code_computes_with_one_other_operator_fails(tmp_path: Path) -> None:
