@@ -51,6 +51,8 @@ from sabench.verifiers.spec import Claim, Dimension
 #: arguments (`dim=-1`) and whichever library holds them (`np.exp`, `torch.exp`, `x.exp()`).
 OPERATIONS = frozenset({"sqrt", "norm", "exp", "log", "sum", "mean", "softmax", "sigmoid",
                         "tanh", "abs", "relu", "silu", "gelu", "cos", "sin", "square"})
+#: Operations that reduce over components, which papers often leave implicit.
+REDUCTIONS = frozenset({"sum", "mean"})
 #: What a leaf spelled as the paper spells it weighs towards telling the paper's expression
 #: from any other of its shape: a constant or an operation (`1`, `exp`) some, a name more.
 ANCHOR, NAME_ANCHOR = 1, 2
@@ -148,6 +150,10 @@ def match(paper: Node, code: Node, names_agree: bool = False) -> dict[int, int]:
     comment written in the code's names), a name of the formula pairs only with its own, or
     with a call or an indexing of it (`alpha_M.view(1, 1, -1)`), not with another name nor
     with arithmetic."""
+    if code.kind == "call" and code.label in REDUCTIONS and code.label != paper.label:
+        # `(g_xy ** 2).sum(dim=-1)` for the paper's `g_xy^2`: a reduction over components
+        # the paper leaves implicit
+        return match(paper, code.children[0][1], names_agree)
     if paper.kind in ("sum", "product"):
         if code.kind == paper.kind and len(code.children) == len(paper.children):
             return _match_terms(paper, code, names_agree)

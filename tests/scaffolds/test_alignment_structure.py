@@ -95,6 +95,12 @@ def test_a_small_shape_needs_the_papers_names_to_say_it_is_the_formula(tmp_path:
     assert flagged(tmp_path / "drifted", claim, "metrics.py", drifted) is True
 
 
+def test_a_reduction_the_paper_leaves_implicit_is_looked_through() -> None:
+    # the paper's squared xy-gravity is the code's sum of squares over the two components
+    assert matched("w_g * g_xy ** 2", "weight * (g_xy ** 2).sum(dim=-1)") == {0: 3}
+    assert matched("w_g * g_xy ** 2", "weight / torch.mean(g_xy ** 2, dim=-1)") == {1: 3}
+
+
 def test_a_papers_letter_anchors_the_code_name_it_begins(tmp_path: Path) -> None:
     # `q_0` alone is too little of `q - q_0`; the code's `q_pos` begins with the paper's `q`
     assert matched("q - q_0", "q_pos + q_0") == {1: 3}
