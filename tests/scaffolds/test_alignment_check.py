@@ -33,13 +33,18 @@ def results(repo: Path, paper=PAPER) -> dict:  # noqa: ANN001 - PaperSpec
     return {r.id: r for r in check_alignment(paper, repo)}
 
 
+def write_repo(root: Path, files: dict[str, str]) -> Path:
+    """A new repository holding `files`."""
+    root.mkdir(parents=True)
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return root
+
+
 def toy_check(repo: Path, files: dict[str, str], *claims: Claim) -> dict:
     """The check of a toy paper made of `claims` on a new repository holding `files`."""
-    repo.mkdir()
-    for name, text in files.items():
-        (repo / name).write_text(text)
     paper = PAPER.model_copy(update={"paper_id": "toy", "claims": claims})
-    return results(repo, paper)
+    return results(write_repo(repo, files), paper)
 
 
 def toy_claim(cid: str, text: str) -> Claim:
@@ -352,6 +357,21 @@ def test_a_class_carrying_the_claim_that_cannot_be_built_fails_it(tmp_path: Path
         result = toy_check(tmp_path / str(fails), {"evaluate.py": code.format(built)},
                            claim)["toy-D2-001"]
         assert ("stub" in result.findings) is fails, result.reasons
+
+
+def test_a_stub_named_for_what_it_does_to_the_claims_thing_fails_it(tmp_path: Path) -> None:
+    # `apply_` says what the function does, `stage_freezing` which claim it implements
+    claim = toy_claim("toy-D2-001", "Two-stage training with a parameter freezing schedule: "
+                                    "stage 1 trains the projector, stage 2 everything")
+    code = ("def train(model, data, stage):\n    apply_stage_freezing(model, stage)\n"
+            "    return model.fit(data)\n\n\n"
+            "def log_metrics(writer, step):\n    writer.add(step)\n\n\n"
+            "def apply_stage_freezing(model, stage):\n    raise NotImplementedError\n")
+    found = rules.stub_findings(RepoIndex.build(write_repo(tmp_path / "repo", {"train.py": code})),
+                                claim, ClaimCheck(claim_id=claim.id, dimension=Dimension.D2,
+                                                  function="train"))
+    assert [f.reason for f in found] == ["apply_stage_freezing is a stub (raises "
+                                         "NotImplementedError)"]
 
 
 def test_a_class_carrying_the_claim_that_cannot_run_fails_it(tmp_path: Path) -> None:
