@@ -68,7 +68,7 @@ _REAL_STUBS = ("empty body", "raises NotImplementedError", "returns zero-filled 
 #: which thing (`apply_stage_freezing` is the claim's stage freezing).
 _DOING = frozenset(t for verb in ("apply", "compute", "calculate", "calc", "run", "build",
                                   "make", "create", "perform", "evaluate", "prepare", "execute",
-                                  "handle", "process", "do")
+                                  "handle", "process")
                    for t in name_terms(verb))
 
 

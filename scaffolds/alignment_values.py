@@ -806,10 +806,8 @@ def config_scalar(a: Assignment) -> bool:
     """A configuration file's number (`timesteps: 40` is read as the text `40`)."""
     if a.source != "config" or not isinstance(a.value, str) or len(a.numbers) != 1:
         return False
-    try:
-        return abs(float(a.value)) not in (0.0, 1.0)
-    except ValueError:
-        return False
+    value = _float(a.value)
+    return value is not None and abs(value) not in (0.0, 1.0)
 
 
 #: The last word of a class that holds settings (`DiffusionConfig`, `TrainArgs`).
