@@ -604,5 +604,6 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
             if others else None,
             "runs": len({o.run for o in outcomes}),
             "injections": [{"run": o.run, "claim": o.claim, "kind": f"{o.dimension} {o.kind}",
-                            "detected": o.detected, "flagged": o.flagged, "change": o.change}
+                            "detected": o.detected, "flagged": o.flagged, "change": o.change,
+                            "alarms": o.alarms, "untouched": o.others}
                            for o in outcomes]}

@@ -197,6 +197,10 @@ def test_one_kind_of_drift_is_measured_on_a_sample_of_its_own(sabench_data: Path
         swapped = [(a, b) for a, b in zip(change["before"], change["after"], strict=True)
                    if a != b]
         assert len(swapped) == 1 and set(swapped[0]) <= set("+-*/"), change
+    # each injection's alarms among the claims it left untouched make up the rate
+    alarms = sum(i["alarms"] for i in report["injections"])
+    untouched = sum(i["untouched"] for i in report["injections"])
+    assert untouched > 0 and report["false_alarm_rate"] == round(alarms / untouched, 4)
     wrong = subprocess.run([*command, "--kind", "sign"], capture_output=True, text=True,
                            timeout=600)
     assert wrong.returncode != 0
