@@ -109,8 +109,9 @@ def stated_values(text: str, small: bool = False) -> list[StatedValue]:
                 small and head_noun(after)):
             continue
         keys = frozenset(normalise(n.value) for n in numbers)
-        symbol = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$", before)
-        if symbol and _PHRASE_END.search(before[:symbol.start()]) and \
+        spelt = spelt_out(before)  # "β1=0.9" names `beta1`
+        symbol = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$", spelt)
+        if symbol and _PHRASE_END.search(spelt[:symbol.start()]) and \
                 len(symbol.group(1)) > 1 and symbol.group(1).isalpha() and \
                 symbol.group(1).lower() not in _SYMBOLS:
             symbol = None  # "reverse sampling steps = 50": the last word of a phrase
@@ -123,6 +124,13 @@ def stated_values(text: str, small: bool = False) -> list[StatedValue]:
                                head=head_noun(text[start + length:]), count=loose,
                                start=start))
     return out
+
+
+def spelt_out(text: str) -> str:
+    """Greek letters and subscript digits as an identifier spells them (`β₁` is `beta1`)."""
+    for letter, name in GREEK.items():
+        text = text.replace(letter, name.rstrip("_"))
+    return text.translate(_SUBSCRIPTS)
 
 
 def closes_assignment(before: str, after: str) -> bool:
@@ -414,8 +422,8 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
         settings_class = in_settings(a) and a.source != "config"
         if numbers is None or len(numbers) < 2 or not (
                 in_namespace(a, context.terms) or owner_named(a, context.terms) or
-                settings_class):
-            continue
+                settings_class) or numbered_elsewhere(a, claim.text):
+            continue  # not the claim's, or another stage's (`stage1_betas`, Stage 3 claim)
         # a list named by a symbol alone takes the claim's head ("Guidance weights: w ∈
         # [0.0, 1.0, 4.0]")
         changed = [(v, e) for v, e in lists if one_changed(numbers, e) and names_quantity(
@@ -482,9 +490,11 @@ def indexed_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
 
 
 def _names_stem(a: Assignment, stem: str, context: ClaimContext) -> bool:
+    """`a` is named after the stem (`betas`), its other words the claim's or a number
+    (`stage3_betas`: which stage is `numbered_elsewhere`'s to say)."""
     parts = [p.lower() for p in split_identifier(a.name)]
     return bool(parts) and parts[-1] in (stem, f"{stem}s") and all(
-        p in GENERIC or any(covered(t, context.terms) for t in word_terms(p))
+        p in GENERIC or p.isdigit() or any(covered(t, context.terms) for t in word_terms(p))
         for p in parts[:-1]) and in_namespace(a, context.terms)
 
 
@@ -579,6 +589,9 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     epochs (200 warmup)") does not make the name this value's (`warmup_epochs`)."""
     if a.name.lower() == value.symbol:
         return True
+    indexed = re.fullmatch(r"([a-z]{2,}?)_?(\d)", value.symbol)
+    if indexed and isinstance(a.value, (list, tuple)) and _names_stem(a, indexed.group(1), claim):
+        return True  # `stage3_betas = (0.9, 0.95)` holds the claim's beta1 and beta2
     if len(value.symbol) > 1 and not _math_symbol(value.symbol):
         own, parts = identifier_parts(value.symbol, a.name, claim)
         # the claim's identifier with words of the claim before or after it (`fno_modes` for
@@ -816,9 +829,12 @@ _SETTINGS = re.compile(r"(?:config|configuration|args|arguments|params|parameter
 
 
 def numbered_elsewhere(a: Assignment, text: str) -> bool:
-    """The name's namespace is numbered (`stage1`, `phase_2`) and the claim gives that word
-    another number ("Stage 2 training"): another stage's setting."""
-    for part in a.path.lower().split(".")[:-1]:
+    """The name's namespace or the name is numbered (`stage1`, `phase_2`, `stage1_betas`) and
+    the claim gives that word another number ("Stage 2 training"): another stage's setting."""
+    path = a.path.lower().split(".")
+    # the namespace's parts, and the numbered words of the name itself (`stage1_betas`)
+    named = [m.group(1) for m in re.finditer(r"(?:^|_)([a-z]+_?\d+)(?=_|$)", path[-1])]
+    for part in path[:-1] + named:
         found = re.fullmatch(r"([a-z]+)_?(\d+)", part)
         if found:
             given = re.findall(rf"\b{found.group(1)}\s*(\d+)", text.lower())

@@ -729,6 +729,16 @@ def test_another_stages_list_does_not_excuse_the_claims_stage(tmp_path: Path) ->
                                 "config.yaml") == (True, False)
 
 
+def test_a_list_numbered_for_the_claims_stage_holds_its_indexed_symbols(tmp_path: Path) -> None:
+    # `stage3_betas` is the Stage 3 claim's; `stage1_betas` another stage's, whatever it holds
+    claim = toy_claim("toy-D1-001", "Stage 3 AdamW optimizer betas and epsilon: β1=0.9, β2=0.95, "
+                                    "ε=1e-6")
+    code = ("class TrainingConfig:\n    stage1_betas = (0.9, 0.999)\n"
+            "    stage2_betas = (0.9, 0.95)\n    stage3_betas = {}\n    eps = 1e-6\n")
+    assert drifted_and_faithful(tmp_path, claim, code, "(0.9, 0.95)", "(9, 0.95)") == \
+        (True, False)
+
+
 def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path) -> None:
     # the critic's betas differ, but the claim's are set for the generator
     claim = toy_claim("toy-D1-001", "Optimizer: Adam with beta1=0.5, beta2=0.999 for training")
@@ -770,6 +780,10 @@ def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path)
     # "every 10,000 steps" is a period: a name says so (`interval`) without counting steps
     ("Inner loop (diffusion retraining): once every 10,000 environment steps",
      "class PGRConfig:\n    inner_loop_interval = {}\n    capacity = 10000\n", 10000, 100000),
+    # a Greek letter with an index is the identifier it spells (`β1` is `beta1`)
+    ("Stage 1 AdamW optimizer betas and epsilon: β1=0.9, β2=0.999, ε=1e-6",
+     "class StageConfig:\n    optimizer_beta1 = {}\n    optimizer_beta2 = 0.999\n"
+     "    ema_decay = 0.9\n", 0.9, 9),
     # a bound the claim does not speak of (`max_`) on a name that says the whole quantity
     ("Training sequence length: L=2048 tokens for standard language modeling setup",
      "class ModelConfig:\n    max_seq_length = {}\n    max_steps = 10\n    vocab_chunk = 2048\n",
