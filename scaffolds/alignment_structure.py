@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass
 
 from sabench.scaffolds.alignment_formulas import (
+    GREEK,
     expression_text,
     flatten_product,
     flatten_sum,
@@ -323,9 +324,9 @@ def claim_formulas(text: str) -> list[tuple[str, Node]]:
 #: A symbol of a formula, as a paper writes it beside another to multiply them: a letter, a
 #: name with an index (`w_g`, `g_xy`), a Greek letter spelt out, or a bracketed group; with
 #: a power after it (`g_xy**2`).
-_SYMBOL = re.compile(r"(?:[A-Za-z](?:_\w+)?|[A-Za-z]\w*_\w+|(?:alpha|beta|gamma|delta|epsilon|"
-                     r"eta|theta|lambda_|mu|sigma|tau|phi|omega|rho|kappa|pi)|\(.*\))"
-                     r"(?:\*\*\S+)?")
+_SYMBOL = re.compile(r"(?:[A-Za-z](?:_\w+)?|[A-Za-z]\w*_\w+|"
+                     f"(?:{'|'.join(sorted(set(GREEK.values())))})"
+                     r"|\(.*\))(?:\*\*\S+)?")
 
 
 def implicit_products(piece: str) -> str:

@@ -455,10 +455,8 @@ _SUBSCRIPTS = str.maketrans("₁₂₃₄₅₆₇₈₉", "123456789")
 def indexed_values(text: str) -> dict[str, dict[int, str]]:
     """The values the claim gives indexed symbols, by stem and index: {"beta": {1: "0.9",
     2: "0.95"}} for "beta1=0.9, beta2=0.95"."""
-    for letter, name in GREEK.items():
-        text = text.replace(letter, name.rstrip("_"))
     found: dict[str, dict[int, str]] = {}
-    for m in _INDEXED.finditer(text.translate(_SUBSCRIPTS)):
+    for m in _INDEXED.finditer(spelt_out(text)):
         found.setdefault(m.group(1).lower(), {})[int(m.group(2))] = normalise(float(
             m.group(3)))
     return found
