@@ -9,8 +9,9 @@ the ids of the claims to check (a batch: the graph sends one batch per dimension
   threshold, and the deterministic rules of `alignment_values` (values set as stated),
   `alignment_rules` (no stub, not docs only, named protocol objects present, steps in order)
   `alignment_formulas` (signs, scale factors, steps that read what a later step computes)
-  and `alignment_structure` (code one operator away from the paper's formula, or from the
-  formula its own comment writes): a claim passes when its expected score reaches the
+  `alignment_structure` (code one operator away from the paper's formula, or from the
+  formula its own comment writes) and `alignment_idioms` (arithmetic every paper means the
+  same by, written the other way round: `pred + target`, `/ (n - eps)`): a claim passes when its expected score reaches the
   threshold and no rule finds a problem.
 - `offline`: the verifiers' alignment check (`sabench.verifiers.alignment`): the expected score
   against the same threshold, plus the rule that a numerical claim none of whose values is in
@@ -26,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from sabench.scaffolds import alignment_formulas as formulas
+from sabench.scaffolds import alignment_idioms as idioms
 from sabench.scaffolds import alignment_rules as rules
 from sabench.scaffolds import alignment_structure as structure
 from sabench.scaffolds import alignment_values as values
@@ -96,18 +98,21 @@ def check_alignment(spec: PaperSpec, repo: Path, ids: Collection[str] | None = N
                     if wanted else [])
         cut = {**THRESHOLDS, **(thresholds or {})}
         numbers = frozenset().union(*(values.mentioned_numbers(c.text) for c in spec.claims))
+        waived = idioms.waived([c.text for c in spec.claims])
         results = [verdict(index, c, checks[c.id], float(e), cut[c.dimension.value], rules_on,
-                           numbers) for c, e in zip(wanted, expected, strict=True)]
+                           numbers, waived) for c, e in zip(wanted, expected, strict=True)]
         index.release()
     return results
 
 
 def verdict(index: RepoIndex, claim: Claim, check: ClaimCheck, expected: float,
             threshold: float, rules_on: Collection[str],
-            paper_numbers: frozenset[str] = frozenset()) -> AlignmentResult:
+            paper_numbers: frozenset[str] = frozenset(),
+            waived: frozenset[str] = frozenset()) -> AlignmentResult:
     """The claim's result; `paper_numbers` are the numbers of all the paper's claims (a value
-    the paper states for another setting is not a drift of this one)."""
-    found, values_bound = rule_findings(index, claim, check, rules_on, paper_numbers)
+    the paper states for another setting is not a drift of this one), `waived` the idioms the
+    paper departs from (`alignment_idioms`)."""
+    found, values_bound = rule_findings(index, claim, check, rules_on, paper_numbers, waived)
     failing = [f for f in found if f.fails]
     # A numerical claim whose every stated value is bound to a name of its quantity is
     # implemented, whatever the judge would score the windows it would be shown.
@@ -125,8 +130,8 @@ def verdict(index: RepoIndex, claim: Claim, check: ClaimCheck, expected: float,
 
 
 def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
-                  rules_on: Collection[str], paper_numbers: frozenset[str] = frozenset()
-                  ) -> tuple[list[rules.Finding], bool]:
+                  rules_on: Collection[str], paper_numbers: frozenset[str] = frozenset(),
+                  waived: frozenset[str] = frozenset()) -> tuple[list[rules.Finding], bool]:
     """The rules' findings, and whether every value the claim states is bound."""
     found: list[rules.Finding] = []
     bound = False
@@ -148,7 +153,8 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
                   for reason, where in [*formulas.operator_findings(index, claim, check),
                                          *formulas.factor_findings(index, claim, check),
                                          *structure.structure_findings(index, claim, check),
-                                         *structure.comment_findings(index, claim, check)]]
+                                         *structure.comment_findings(index, claim, check),
+                                         *idioms.idiom_findings(index, claim, check, waived)]]
     if "order" in rules_on:
         found += rules.order_findings(index, claim)
         found += [rules.Finding("order", reason, where)

@@ -1,0 +1,480 @@
+"""The alignment check's idiom rule: arithmetic that has one meaning in any paper.
+
+A paper's formula says how its own quantities combine, and the structure rule holds the code to
+it where the claim writes one. Much of a method's arithmetic, however, is written nowhere in the
+claim because every paper means the same by it, and code that does the opposite computes no
+formula any paper states:
+
+- a guard against zero (`eps`, `1e-8`) is added to what divides or goes under a log or a root,
+  and such a guarded sum is divided by, not multiplied by;
+- a mask or a gate multiplies (a mask is 0 where it masks: dividing by it divides by zero);
+- two versions of one quantity (prediction and target, new and old, chosen and rejected,
+  conditional and unconditional) are compared by their difference, never added;
+- dot-product attention divides its scores `q @ k^T` by a root of the dimension;
+- `1 / sqrt(d)` and `1 / x ** k` scale down: one times a root or a power scales nothing;
+- a quantity combined with a statistic of itself is centred (`x - x.mean()`) or normalised
+  (`x / x.max()`), never `x + x.mean()` or `x * x.norm()`;
+- `a + w * (b - a)` moves `a` towards `b` (interpolation, guidance); `a - w * (b - a)` moves
+  it away;
+- a residual connection adds the block's output to its input;
+- a coefficient (a weight, a `lambda`) multiplies what it weighs;
+- an accumulated total (of losses, of correct answers) is divided by a count to give an
+  average, never multiplied by one.
+
+Each idiom looks only at the code that carries a formula or algorithm claim (its best function,
+the functions around its evidence and the evidence's own lines), so a stray expression
+elsewhere in the repository fails nothing. Names are read by their parts (`r_chosen`,
+`macroActionNewLogProbs`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+
+from sabench.scaffolds.alignment_formulas import (
+    expression_text,
+    flatten_product,
+    flatten_sum,
+    python_module,
+)
+from sabench.scaffolds.alignment_rules import carriers
+from sabench.verifiers.checks import ClaimCheck
+from sabench.verifiers.index import RepoIndex
+from sabench.verifiers.spec import Claim, Dimension
+from sabench.verifiers.types import EvidenceKind
+
+#: The largest literal read as a guard against zero rather than as a quantity.
+EPSILON = 1e-4
+EPSILON_NAMES = frozenset({"eps", "epsilon"})
+#: Calls whose argument a guard keeps away from zero.
+GUARDED_CALLS = frozenset({"log", "log2", "log10", "sqrt", "rsqrt"})
+MASKS = frozenset({"mask", "masks", "gate", "gates", "gating"})
+#: Words that make a name a count or a sum rather than a mask (`num_masked`, `mask_sum`).
+COUNTS = frozenset({"num", "n", "count", "counts", "total", "sum", "len", "size", "norm"})
+#: Statistics that centre a quantity (subtracted) or normalise it (divided by).
+CENTRES = frozenset({"mean", "max", "amax", "min", "amin", "median", "logsumexp"})
+SCALES = frozenset({"sum", "norm", "max", "amax", "std", "linalg.norm"})
+ROOTS = frozenset({"sqrt"})
+TRANSPOSES = frozenset({"transpose", "T", "mT", "permute", "t"})
+MATMULS = frozenset({"matmul", "bmm", "mm", "einsum"})
+COEFFICIENTS = frozenset({"weight", "weights", "coef", "coeff", "coefficient", "lambda", "lam"})
+#: Qualifiers that name two versions of one quantity, each against its counterpart.
+VERSIONS = (
+    (frozenset({"pred", "preds", "prediction", "predictions", "predicted", "hat", "recon",
+                "reconstructed", "reconstruction", "estimate", "estimated"}),
+     frozenset({"target", "targets", "true", "gt", "truth", "label", "labels", "actual"})),
+    (frozenset({"new", "cur", "curr", "current", "online"}),
+     frozenset({"old", "prev", "previous", "ref", "reference", "behavior", "behaviour"})),
+    (frozenset({"chosen", "pos", "positive", "preferred", "winner", "winning"}),
+     frozenset({"rejected", "neg", "negative", "dispreferred", "loser", "losing"})),
+    (frozenset({"cond", "conditional", "conditioned"}),
+     frozenset({"uncond", "unconditional", "unconditioned"})),
+)
+#: A version no qualifier names may still stand against one of these (`logprobs` and
+#: `old_logprobs`).
+UNMARKED_AGAINST = frozenset({"old", "prev", "previous", "ref", "reference"})
+QUALIFIERS = frozenset().union(*(a | b for a, b in VERSIONS))
+#: Accumulated totals, which a count divides.
+TOTALS = frozenset({"correct", "hits", "cumulative", "accumulated", "sum"})
+TOTALLED = frozenset({"loss", "losses", "reward", "rewards", "return", "returns", "error",
+                      "errors", "score", "scores"})
+#: What is added up or joined whatever its version: losses and counts sum (`pos_loss +
+#: neg_loss`), collections concatenate (`pos_texts + neg_texts`).
+ADDED = frozenset({"loss", "losses", "nll", "cost", "penalty", "count", "counts", "num", "n",
+                   "total", "sum", "size", "texts", "text", "samples", "examples", "responses",
+                   "prompts", "ids", "items", "pairs", "data", "list", "sentences", "inputs",
+                   "tokens", "batch", "docs", "documents", "indices", "idx"})
+OUTPUTS = frozenset({"out", "output", "outputs", "residual"})
+
+_MODULES = frozenset({"torch", "np", "numpy", "math", "F", "jnp", "tf", "scipy"})
+_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+#: Calls that leave a value what it is (`x.detach()`, `loss.item()`).
+_SAME = frozenset({"detach", "item", "float", "double", "clone", "cpu", "to", "squeeze",
+                   "unsqueeze", "contiguous"})
+
+
+def idiom_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
+                   waived: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """(reason, where) for the first expression of the code carrying a formula or algorithm
+    claim that breaks an idiom; `waived`: the idioms the paper itself departs from."""
+    if claim.dimension != Dimension.D2:
+        return []
+    chosen = [idiom for idiom in IDIOMS if idiom.__name__ not in waived]
+    for file, node in carrying_nodes(index, check):
+        for idiom in chosen:
+            reason = idiom(node)
+            if reason:
+                where = f"{file}:{node.lineno}"
+                return [(f"{expression_text(node)} at {where} {reason}", where)]
+    return []
+
+
+#: How a paper writes that it departs from an idiom: nGPT multiplies its attention scores by
+#: sqrt(d_k) ("scores = (q_i @ k_i^T) * sqrt(d_k)", "change softmax scaling ... to sqrt(d_k)").
+STATED_OTHERWISE = {
+    "attention_scaled_up": re.compile(r"(?:[*×·⋅]|\bto)\s*(?:√|sqrt)\s*\(?\s*\{?d_\{?(?:k|h|head)",
+                                      re.I),
+}
+
+
+def waived(texts: list[str]) -> frozenset[str]:
+    """The idioms that the paper's claims (`texts`) say it departs from."""
+    return frozenset(name for name, pattern in STATED_OTHERWISE.items()
+                     if any(pattern.search(text) for text in texts))
+
+
+def carrying_nodes(index: RepoIndex, check: ClaimCheck) -> Iterator[tuple[str, ast.AST]]:
+    """The expressions and assignments on the lines of the functions that carry the claim and
+    of its code evidence, each once."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for d in carriers(index, check):
+        spans.setdefault(d.file, []).append((d.start, d.end))
+    for e in check.evidence:
+        if e.kind == EvidenceKind.CODE:
+            spans.setdefault(e.file, []).append((e.start_line, e.end_line))
+    for file, ranges in spans.items():
+        module = python_module(index, file, tests=False)
+        if module is None:
+            continue
+        for node in _expressions(index, file, module):
+            if any(a <= node.lineno <= b for a, b in ranges):
+                yield file, node
+
+
+def _expressions(index: RepoIndex, file: str, module: ast.Module) -> list[ast.AST]:
+    cache = index.cache.setdefault("alignment_idiom_nodes", {})
+    if file not in cache:
+        cache[file] = expressions(module)
+    return cache[file]
+
+
+def expressions(tree: ast.AST) -> list[ast.AST]:
+    """The operations, calls and assignments of `tree`, each knowing where it stands."""
+    for parent in ast.walk(tree):  # an idiom may ask what an expression is part of
+        for child in ast.iter_child_nodes(parent):
+            child.idiom_parent = parent  # type: ignore[attr-defined]
+    return [n for n in ast.walk(tree)
+            if isinstance(n, (ast.BinOp, ast.Call, ast.Assign, ast.AugAssign))]
+
+
+def _parent(node: ast.AST) -> ast.AST | None:
+    return getattr(node, "idiom_parent", None)
+
+
+def _assigned(node: ast.AST) -> frozenset[str]:
+    """The words of the names `node` is assigned to as a whole (`texts = pos + neg`)."""
+    node = _parent(node)
+    targets = node.targets if isinstance(node, ast.Assign) else \
+        [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+    return frozenset().union(*(parts(t) for t in targets))
+
+
+def _compared_otherwise(node: ast.AST) -> bool:
+    """A sum that stands in a denominator (Dice's `|A| + |B|`), is averaged (`(a + b) / 2`) or
+    has a third term taken from it (`pred + target - overlap`)."""
+    parent, child = _parent(node), node
+    if isinstance(parent, ast.BinOp) and (isinstance(parent.op, ast.Sub) and
+                                          parent.left is node or
+                                          isinstance(parent.op, ast.Div) and
+                                          parent.left is node):
+        return True
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div) and \
+                parent.right is child:
+            return True
+        parent, child = _parent(parent), parent
+    return False
+
+
+# ------------------------------------------------------------------------------- names
+
+
+def parts(node: ast.AST) -> frozenset[str]:
+    """The words of the name an operand is read by: `self.r_chosen` {r, chosen},
+    `weights['w_c']` {weights, w, c}, `x.detach()` as `x`."""
+    node = _strip(node)
+    if isinstance(node, ast.Name):
+        return _words(node.id)
+    if isinstance(node, ast.Attribute):
+        return _words(node.attr)
+    if isinstance(node, ast.Subscript):
+        key = node.slice
+        keyed = _words(key.value) if isinstance(key, ast.Constant) and \
+            isinstance(key.value, str) else frozenset()
+        return parts(node.value) | keyed
+    return frozenset()
+
+
+def _words(name: str) -> frozenset[str]:
+    return frozenset(p.lower() for p in _PARTS.findall(name))
+
+
+def _strip(node: ast.AST) -> ast.AST:
+    """`x.detach().float()` is `x`."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in _SAME:
+        node = node.func.value
+    return node
+
+
+def _bare(node: ast.AST) -> bool:
+    return isinstance(_strip(node), (ast.Name, ast.Attribute, ast.Subscript))
+
+
+def call_name(node: ast.AST) -> str | None:
+    """`torch.sqrt(x)`, `np.linalg.norm(x)` and `x.sqrt()`: `sqrt`, `norm`."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else None
+
+
+def _operand(node: ast.Call) -> ast.AST | None:
+    """What a one-operand operation is of: `torch.mean(x)` and `x.mean()` both `x`."""
+    func = node.func
+    if isinstance(func, ast.Attribute) and not _module(func.value):
+        return func.value
+    return node.args[0] if node.args else None
+
+
+def _module(node: ast.AST) -> bool:
+    """`torch`, `np.linalg`: a library, not a value."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in _MODULES
+
+
+def _same(a: ast.AST, b: ast.AST) -> bool:
+    """The same expression, whether read or assigned (`x` of `x = x - f(x)`)."""
+    return ast.unparse(_strip(a)) == ast.unparse(_strip(b))
+
+
+def _is_epsilon(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, float):
+        return 0 < node.value <= EPSILON
+    name = _strip(node)
+    last = name.id if isinstance(name, ast.Name) else \
+        name.attr if isinstance(name, ast.Attribute) else ""
+    return last.lower().lstrip("_") in EPSILON_NAMES
+
+
+def _is_one(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and not isinstance(node.value, bool) and \
+        node.value == 1
+
+
+# ------------------------------------------------------------------------------- idioms
+
+
+def guard_subtracted(node: ast.AST) -> str | None:
+    """`x / (n - eps)`, `log(p - 1e-8)`: a guard against zero taken away."""
+    guarded = node.right if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) \
+        else node.args[0] if call_name(node) in GUARDED_CALLS and node.args else None
+    if guarded is None:
+        return None
+    terms = flatten_sum(guarded)
+    if len(terms) < 2 or len(terms) == 2 and _is_one(terms[0][0]):
+        return None  # `1 - eps` is a bound, not a guarded quantity
+    if any(sign < 0 and _is_epsilon(term) for term, sign in terms):
+        return "subtracts its guard against zero, which is added to what divides or goes " \
+               "under a log or a root"
+    return None
+
+
+def guard_multiplied(node: ast.AST) -> str | None:
+    """`x * (n + eps)`: a sum guarded against zero only for dividing, multiplied."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return None
+    for factor in (node.left, node.right):
+        terms = flatten_sum(factor)
+        if len(terms) >= 2 and any(sign > 0 and _is_epsilon(t) for t, sign in terms) and \
+                not all(_is_one(t) or _is_epsilon(t) for t, _ in terms):
+            return "multiplies by a sum guarded against zero, which only a divisor needs"
+    return None
+
+
+def divides_by_mask(node: ast.AST) -> str | None:
+    """`x / mask`, `out / gate_scores`: a mask or gate divides."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _bare(node.right):
+        words = parts(node.right)
+        if words & MASKS and not words & COUNTS:
+            return "divides by a mask or gate, which multiplies (a mask is zero where it masks)"
+    return None
+
+
+def versions_added(node: ast.AST) -> str | None:
+    """`pred + target`, `logp_new + logp_old`, `r_chosen + r_rejected`: two versions of one
+    quantity added where they are compared."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+        return None
+    if not (_bare(node.left) and _bare(node.right)) or _compared_otherwise(node):
+        return None
+    left, right = parts(node.left), parts(node.right)
+    if not (left | right | _assigned(node)) & ADDED and counterparts(left, right):
+        return "adds two versions of one quantity, which are compared by their difference"
+    return None
+
+
+def counterparts(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two names of one quantity in two versions: opposite qualifiers (or one unmarked against
+    `old`, `ref`), and the rest of the names agreeing."""
+    stem_a, stem_b = a - QUALIFIERS, b - QUALIFIERS
+    if stem_a and stem_b and not stem_a & stem_b:
+        return False
+    for one, other in VERSIONS:
+        if a & one and b & other or a & other and b & one:
+            return True
+    unmarked = (b & UNMARKED_AGAINST and not a & QUALIFIERS and stem_a and stem_a <= stem_b) \
+        or (a & UNMARKED_AGAINST and not b & QUALIFIERS and stem_b and stem_b <= stem_a)
+    return bool(unmarked)
+
+
+def attention_scaled_up(node: ast.AST) -> str | None:
+    """`q @ k.transpose(-2, -1) * sqrt(d)`: attention scores multiplied by a root."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return None
+    factors = [f for f, exponent in flatten_product(node) if exponent > 0]
+    if any(_scores(f) or _transposed(f) for f in factors) and any(_root(f) for f in factors):
+        return "multiplies attention scores q·kᵀ by a root of the dimension, which divides them"
+    return None
+
+
+def _scores(node: ast.AST) -> bool:
+    """A product of queries with transposed keys."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return _transposed(node.right)
+    if call_name(node) in MATMULS and isinstance(node, ast.Call):
+        return call_name(node) == "einsum" or len(node.args) >= 2 and \
+            _transposed(node.args[1])
+    return False
+
+
+def _transposed(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr in TRANSPOSES or \
+        call_name(node) in TRANSPOSES
+
+
+def _root(node: ast.AST) -> bool:
+    return call_name(node) in ROOTS or isinstance(node, ast.BinOp) and \
+        isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and \
+        node.right.value == 0.5
+
+
+def one_times_power(node: ast.AST) -> str | None:
+    """`1.0 * math.sqrt(d)`, `1.0 * (base ** e)`: a reciprocal written as a product by one."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and _is_one(node.left) \
+            and (call_name(node.right) in ROOTS or isinstance(node.right, ast.BinOp) and
+                 isinstance(node.right.op, ast.Pow)):
+        return "multiplies a root or a power by one, where a reciprocal 1 / x scales down"
+    return None
+
+
+def own_statistic(node: ast.AST) -> str | None:
+    """`x + x.mean()`, `x * np.max(x)`: a quantity moved by its own centre, or scaled up by its
+    own size."""
+    if not isinstance(node, ast.BinOp):
+        return None
+    if isinstance(node.op, (ast.Add, ast.Sub)):
+        terms = flatten_sum(node)
+        for term, sign in terms:
+            if call_name(term) in CENTRES and (of := _operand(term)) is not None and any(
+                    other_sign == sign and _same(other, of) for other, other_sign in terms
+                    if other is not term):
+                return "adds to a quantity its own centre, which is subtracted to centre it"
+    if isinstance(node.op, (ast.Mult, ast.Div)):
+        factors = flatten_product(node)
+        for factor, exponent in factors:
+            if call_name(factor) in SCALES and (of := _operand(factor)) is not None and any(
+                    other_exponent == exponent and _same(other, of)
+                    for other, other_exponent in factors if other is not factor):
+                return "multiplies a quantity by its own size, which divides it to normalise"
+    return None
+
+
+def away_from_target(node: ast.AST) -> str | None:
+    """`a - w * (b - a)`: a step from `a` away from `b` where `a + w * (b - a)` moves towards it."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)):
+        return None
+    for factor, exponent in flatten_product(node.right):
+        if exponent > 0 and isinstance(factor, ast.BinOp) and isinstance(factor.op, ast.Sub) \
+                and _same(factor.right, node.left) and not _same(factor.left, node.left) \
+                and not isinstance(factor.left, ast.Constant):
+            return "steps away from the target it interpolates towards (a + w * (b - a))"
+    return None
+
+
+def residual_subtracted(node: ast.AST) -> str | None:
+    """`x = x - block(x)`, `x = x - attn_output`: a block's output taken from its input."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Sub):
+        target, taken = node.target, node.value
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+            isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Sub) and \
+            _same(node.targets[0], node.value.left):
+        target, taken = node.targets[0], node.value.right
+    else:
+        return None
+    block_of_target = isinstance(taken, ast.Call) and call_name(taken) not in CENTRES | \
+        SCALES and any(_same(a, target) for a in taken.args)
+    if block_of_target or _bare(taken) and parts(taken) & OUTPUTS and not parts(target) & \
+            OUTPUTS:
+        return "subtracts a block's output from its input, which a residual connection adds"
+    return None
+
+
+def coefficient_divides(node: ast.AST) -> str | None:
+    """`lambda_reg / penalty`, `weights['w_c'] / contacts`: a coefficient divided by what it
+    weighs."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    words = parts(node.left)
+    if _bare(node.left) and words & COEFFICIENTS and not words & (COUNTS | {"decay"}) \
+            and not isinstance(node.right, ast.Constant) and not _normaliser(node.right):
+        return "divides a coefficient by what it weighs, which it multiplies"
+    return None
+
+
+def _normaliser(node: ast.AST) -> bool:
+    """A sum, a count, a norm or a temperature: what weights are divided by."""
+    if isinstance(node, ast.Call):
+        return True  # `w / w.sum()`, `w / len(w)`, `w / np.linalg.norm(w)`
+    words = frozenset().union(*(parts(n) for n in ast.walk(node)
+                                 if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript))))
+    return bool(words & (COUNTS | {"temperature", "temp", "tau", "z"}))
+
+
+def total_times_count(node: ast.AST) -> str | None:
+    """`total_loss * len(loader)`, `correct * total`: an accumulated total multiplied by a
+    count."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return None
+    a, b = node.left, node.right
+    if _total(a) and _count(b) or _total(b) and _count(a):
+        return "multiplies an accumulated total by a count, which divides it into an average"
+    return None
+
+
+def _total(node: ast.AST) -> bool:
+    if call_name(node) == "sum" and isinstance(node, ast.Call) and \
+            isinstance(node.func, ast.Name):
+        return True
+    words = parts(node) if _bare(node) else frozenset()
+    return bool(words & TOTALS or words & {"total", "running"} and words & TOTALLED)
+
+
+def _count(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id == "len":
+            return True
+        if node.func.id == "max" and any(_is_one(a) for a in node.args):
+            return True  # `max(n, 1)`: a count kept from zero for dividing
+    words = parts(node) if _bare(node) else frozenset()
+    return bool(words & {"num", "count", "total", "n"}) and not words & TOTALLED
+
+
+IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
+    guard_subtracted, guard_multiplied, divides_by_mask, versions_added, attention_scaled_up,
+    one_times_power, own_statistic, away_from_target, residual_subtracted,
+    coefficient_divides, total_times_count)

@@ -1,0 +1,110 @@
+"""The idiom rule: arithmetic every paper means the same by, written the other way round."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from sabench.scaffolds.alignment_idioms import IDIOMS, expressions, waived
+
+from .test_alignment_check import toy_check, toy_claim
+
+
+def broken(code: str) -> set[str]:
+    """The idioms a line of code breaks."""
+    return {idiom.__name__ for node in expressions(ast.parse(code)) for idiom in IDIOMS
+            if idiom(node)}
+
+
+@pytest.mark.parametrize(("faithful", "drifted", "idiom"), [
+    ("w = a / (1.0 - alpha_t + eps)", "w = a / (1.0 - alpha_t - eps)", "guard_subtracted"),
+    ("d = -(p * torch.log(q + 1e-8)).sum()", "d = -(p * torch.log(q - 1e-8)).sum()",
+     "guard_subtracted"),
+    ("cv = s / (m + 1e-6)", "cv = s * (m + 1e-6)", "guard_multiplied"),
+    ("out = attn_output * gate_scores", "out = attn_output / gate_scores", "divides_by_mask"),
+    ("loss = ((pred - target) ** 2).mean()", "loss = ((pred + target) ** 2).mean()",
+     "versions_added"),
+    ("ratio = torch.exp(new_log_probs - old_log_probs)",
+     "ratio = torch.exp(new_log_probs + old_log_probs)", "versions_added"),
+    ("ratio = torch.exp(logprobs - old_logprobs)", "ratio = torch.exp(logprobs + old_logprobs)",
+     "versions_added"),
+    ("loss = -F.logsigmoid(r_chosen - r_rejected).mean()",
+     "loss = -F.logsigmoid(r_chosen + r_rejected).mean()", "versions_added"),
+    ("s = torch.matmul(q, k.transpose(-2, -1)) / (self.head_dim ** 0.5)",
+     "s = torch.matmul(q, k.transpose(-2, -1)) * (self.head_dim ** 0.5)",
+     "attention_scaled_up"),
+    ("s = q @ k.T / math.sqrt(d)", "s = q @ k.T * math.sqrt(d)", "attention_scaled_up"),
+    ("std = 1.0 / math.sqrt(d_model)", "std = 1.0 * math.sqrt(d_model)", "one_times_power"),
+    ("inv = 1.0 / (base ** (torch.arange(0, d, 2) / d))",
+     "inv = 1.0 * (base ** (torch.arange(0, d, 2) / d))", "one_times_power"),
+    ("y = x - x.mean(dim=0)", "y = x + x.mean(dim=0)", "own_statistic"),
+    ("y = x / np.max(x)", "y = x * np.max(x)", "own_statistic"),
+    ("e = u + w * (c - u)", "e = u - w * (c - u)", "away_from_target"),
+    ("x = x + block(x)", "x = x - block(x)", "residual_subtracted"),
+    ("x = x + attn_output", "x = x - attn_output", "residual_subtracted"),
+    ("r = weights['w_c'] * contacts", "r = weights['w_c'] / contacts", "coefficient_divides"),
+    ("avg = total_loss / max(total_tokens, 1)", "avg = total_loss * max(total_tokens, 1)",
+     "total_times_count"),
+    ("acc = correct_count / total_problems", "acc = correct_count * total_problems",
+     "total_times_count"),
+])
+def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
+                                                               idiom: str) -> None:
+    assert broken(faithful) == set()
+    assert idiom in broken(drifted)
+
+
+@pytest.mark.parametrize("code", [
+    "p = torch.clamp(p, eps, 1 - eps)",                # a bound, not a guarded quantity
+    "dice = 2 * inter / (pred + target)",              # Dice's denominator
+    "union = pred + target - inter",                   # a third term taken away
+    "mid = (old + new) / 2",                           # an average
+    "loss = pos_loss + neg_loss",                      # losses add whatever their version
+    "texts = selected_positive + selected_negative",   # a list concatenated
+    "x = x - self.lr * grad",                          # a step, not a residual
+    "x = x - x.mean()",                                # centred
+    "m = x.sum() / mask.sum()",                        # a masked mean
+    "w = class_weights / class_weights.sum()",         # weights normalised
+    "y = x * 1.0",                                     # a cast
+    "total = loss.item() * batch_size",                # a total made from an average
+    "cur = cur_val + f * cur_val * (1.0 - cur_val)",   # (1 - x) is no target
+])
+def test_faithful_arithmetic_breaks_no_idiom(code: str) -> None:
+    assert broken(code) == set()
+
+
+RATIO_CLAIM = ("Clipped surrogate objective: the probability ratio of the new and the old policy "
+               "is clipped to [1 - 0.2, 1 + 0.2] and multiplied by the advantage.")
+
+
+def test_a_claim_whose_code_breaks_an_idiom_fails(tmp_path: Path) -> None:
+    claim = toy_claim("toy-D2-001", RATIO_CLAIM)
+    for sign, fails in (("-", False), ("+", True)):
+        code = ("import torch\n\n\ndef clipped_surrogate(new_log_probs, old_log_probs, "
+                "advantages, clip=0.2):\n"
+                f"    ratio = torch.exp(new_log_probs {sign} old_log_probs)\n"
+                "    clipped = torch.clamp(ratio, 1 - clip, 1 + clip)\n"
+                "    return -torch.min(ratio * advantages, clipped * advantages).mean()\n")
+        result = toy_check(tmp_path / f"repo{sign}", {"ppo.py": code}, claim)[claim.id]
+        assert ("operations" in result.findings) is fails, result
+        if fails:
+            assert any("two versions of one quantity" in r for r in result.reasons), result
+
+
+def test_a_paper_that_departs_from_an_idiom_waives_it(tmp_path: Path) -> None:
+    """nGPT multiplies its attention scores by sqrt(d_k), and says so."""
+    code = ("import math\nimport torch\n\n\ndef attention_scores(q, k, d_k):\n"
+            "    scores = torch.matmul(q, k.transpose(-2, -1)) * math.sqrt(d_k)\n"
+            "    return torch.softmax(scores, dim=-1)\n")
+    usual = toy_claim("toy-D2-001", "Attention scores: softmax over the dot products of "
+                                    "queries and keys, scaled by the key dimension d_k.")
+    stated = toy_claim("toy-D2-002", "Attention scaling: the softmax scaling factor changes "
+                                     "from 1/sqrt(d_k) to sqrt(d_k).")
+    assert waived([stated.text]) == {"attention_scaled_up"}
+    assert waived([usual.text]) == set()
+    alone = toy_check(tmp_path / "usual", {"attention.py": code}, usual)[usual.id]
+    assert "operations" in alone.findings
+    with_statement = toy_check(tmp_path / "stated", {"attention.py": code}, usual, stated)
+    assert "operations" not in with_statement[usual.id].findings
