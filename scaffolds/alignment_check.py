@@ -11,8 +11,8 @@ the ids of the claims to check (a batch: the graph sends one batch per dimension
   `alignment_formulas` (signs, scale factors, steps that read what a later step computes)
   `alignment_structure` (code one operator away from the paper's formula, or from the
   formula its own comment writes) and `alignment_idioms` (arithmetic every paper means the
-  same by, written the other way round: `pred + target`, `/ (n - eps)`): a claim passes when its expected score reaches the
-  threshold and no rule finds a problem.
+  same by, written the other way round: `pred + target`, `/ (n - eps)`): a claim passes
+  when its expected score reaches the threshold and no rule finds a problem.
 - `offline`: the verifiers' alignment check (`sabench.verifiers.alignment`): the expected score
   against the same threshold, plus the rule that a numerical claim none of whose values is in
   the code fails.
