@@ -41,7 +41,7 @@ from sabench.scaffolds.alignment_formulas import (
 )
 from sabench.scaffolds.alignment_rules import carriers
 from sabench.verifiers.checks import ClaimCheck
-from sabench.verifiers.index import RepoIndex
+from sabench.verifiers.index import Definition, RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.types import EvidenceKind
 
@@ -86,6 +86,14 @@ ADDED = frozenset({"loss", "losses", "nll", "cost", "penalty", "count", "counts"
                    "total", "sum", "size", "texts", "text", "samples", "examples", "responses",
                    "prompts", "ids", "items", "pairs", "data", "list", "sentences", "inputs",
                    "tokens", "batch", "docs", "documents", "indices", "idx"})
+LOGITS = frozenset({"logits", "logit", "scores", "score"})
+LOG_PROBABILITIES = frozenset({"logp", "logprob", "logprobs", "logpi", "loglik",
+                               "loglikelihood"})
+PROBABILITIES = frozenset({"prob", "probs", "probability", "probabilities", "likelihood",
+                           "likelihoods", "lik", "p", "pi"})
+#: A total loss adds its weighted terms; an entropy bonus is the one a loss subtracts.
+LOSSES = frozenset({"loss", "losses", "nll"})
+BONUSES = frozenset({"entropy", "ent", "bonus"})
 OUTPUTS = frozenset({"out", "output", "outputs", "residual"})
 
 _MODULES = frozenset({"torch", "np", "numpy", "math", "F", "jnp", "tf", "scipy"})
@@ -126,10 +134,11 @@ def waived(texts: list[str]) -> frozenset[str]:
 
 
 def carrying_nodes(index: RepoIndex, check: ClaimCheck) -> Iterator[tuple[str, ast.AST]]:
-    """The expressions and assignments on the lines of the functions that carry the claim and
-    of its code evidence, each once."""
+    """The expressions and assignments on the lines of the functions that carry the claim, of
+    the functions they call and of its code evidence."""
     spans: dict[str, list[tuple[int, int]]] = {}
-    for d in carriers(index, check):
+    carrying = carriers(index, check)
+    for d in [*carrying, *callees(index, carrying)]:
         spans.setdefault(d.file, []).append((d.start, d.end))
     for e in check.evidence:
         if e.kind == EvidenceKind.CODE:
@@ -141,6 +150,24 @@ def carrying_nodes(index: RepoIndex, check: ClaimCheck) -> Iterator[tuple[str, a
         for node in _expressions(index, file, module):
             if any(a <= node.lineno <= b for a, b in ranges):
                 yield file, node
+
+
+def callees(index: RepoIndex, callers: list[Definition]) -> list[Definition]:
+    """The functions `callers` call, where the call's name says which: the one function of
+    that name in the repository, or the one in the caller's own file (`self._loss_fn`)."""
+    by_name = index.cache.get("alignment_functions_by_name")
+    if by_name is None:
+        by_name = index.cache["alignment_functions_by_name"] = {}
+        for d in index.functions():
+            by_name.setdefault(d.name, []).append(d)
+    found: dict[str, Definition] = {}
+    for caller in callers:
+        for name, _ in caller.calls:
+            named = by_name.get(name, [])
+            local = [d for d in named if d.file == caller.file]
+            for d in named if len(named) == 1 else local if len(local) == 1 else ():
+                found.setdefault(d.qualname, d)
+    return list(found.values())
 
 
 def _expressions(index: RepoIndex, file: str, module: ast.Module) -> list[ast.AST]:
@@ -285,8 +312,11 @@ def guard_subtracted(node: ast.AST) -> str | None:
 
 
 def guard_multiplied(node: ast.AST) -> str | None:
-    """`x * (n + eps)`: a sum guarded against zero only for dividing, multiplied."""
-    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+    """`x * (n + eps)`: a sum guarded against zero only for dividing, multiplied. A product
+    that is itself shifted undoes such a division (`z * (std + eps) + mean`), and is left."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)) or \
+            isinstance(parent := _parent(node), ast.BinOp) and \
+            isinstance(parent.op, (ast.Add, ast.Sub)):
         return None
     for factor in (node.left, node.right):
         terms = flatten_sum(factor)
@@ -297,11 +327,22 @@ def guard_multiplied(node: ast.AST) -> str | None:
 
 
 def divides_by_mask(node: ast.AST) -> str | None:
-    """`x / mask`, `out / gate_scores`: a mask or gate divides."""
+    """`x / mask`, `out / gate_scores`, `gate / up`: a mask or gate in a division."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _bare(node.right)):
+        return None
+    divisor, divided = parts(node.right), parts(node.left) if _bare(node.left) else frozenset()
+    if divisor & MASKS and not divisor & COUNTS or divided & MASKS and not divided & (
+            COUNTS | LOGITS) and not _normaliser(node.right):
+        return "divides where a mask or gate multiplies (a mask is zero where it masks)"
+    return None
+
+
+def divides_by_log_probability(node: ast.AST) -> str | None:
+    """`-advantage / log_prob`, `-2 / log_likelihood`: a log-probability as a divisor."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _bare(node.right):
         words = parts(node.right)
-        if words & MASKS and not words & COUNTS:
-            return "divides by a mask or gate, which multiplies (a mask is zero where it masks)"
+        if words & LOG_PROBABILITIES or "log" in words and words & PROBABILITIES:
+            return "divides by a log-probability, which weighs (multiplies) or is summed"
     return None
 
 
@@ -327,9 +368,10 @@ def counterparts(a: frozenset[str], b: frozenset[str]) -> bool:
     for one, other in VERSIONS:
         if a & one and b & other or a & other and b & one:
             return True
-    unmarked = (b & UNMARKED_AGAINST and not a & QUALIFIERS and stem_a and stem_a <= stem_b) \
-        or (a & UNMARKED_AGAINST and not b & QUALIFIERS and stem_b and stem_b <= stem_a)
-    return bool(unmarked)
+    if not (stem_a and stem_b):
+        return False
+    return bool(b & UNMARKED_AGAINST and not a & QUALIFIERS or
+                a & UNMARKED_AGAINST and not b & QUALIFIERS)
 
 
 def attention_scaled_up(node: ast.AST) -> str | None:
@@ -418,9 +460,24 @@ def residual_subtracted(node: ast.AST) -> str | None:
         return None
     block_of_target = isinstance(taken, ast.Call) and call_name(taken) not in CENTRES | \
         SCALES and any(_same(a, target) for a in taken.args)
-    if block_of_target or _bare(taken) and parts(taken) & OUTPUTS and not parts(target) & \
-            OUTPUTS:
+    outputs = [f for f, exponent in flatten_product(taken) if exponent > 0 and _bare(f) and
+               parts(f) & OUTPUTS]
+    if block_of_target or outputs:
         return "subtracts a block's output from its input, which a residual connection adds"
+    return None
+
+
+def weighted_loss_subtracted(node: ast.AST) -> str | None:
+    """`loss = cfm_loss - lambda_vae * recon_loss`: a weighted loss term taken from the total
+    it is part of."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))) or \
+            isinstance(_parent(node), ast.BinOp) or not _assigned(node) & LOSSES:
+        return None
+    for term, sign in flatten_sum(node):
+        factors = [f for f, _ in flatten_product(term)]
+        words = _names_in(term)
+        if sign < 0 and len(factors) >= 2 and words & LOSSES and not words & BONUSES:
+            return "subtracts a weighted loss term from the total loss, which adds its terms"
     return None
 
 
@@ -436,12 +493,17 @@ def coefficient_divides(node: ast.AST) -> str | None:
     return None
 
 
+def _names_in(node: ast.AST) -> frozenset[str]:
+    """The words of every name in an expression."""
+    return frozenset().union(*(parts(n) for n in ast.walk(node)
+                               if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript))))
+
+
 def _normaliser(node: ast.AST) -> bool:
     """A sum, a count, a norm or a temperature: what weights are divided by."""
     if isinstance(node, ast.Call):
         return True  # `w / w.sum()`, `w / len(w)`, `w / np.linalg.norm(w)`
-    words = frozenset().union(*(parts(n) for n in ast.walk(node)
-                                 if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript))))
+    words = _names_in(node)
     return bool(words & (COUNTS | {"temperature", "temp", "tau", "z"}))
 
 
@@ -475,6 +537,6 @@ def _count(node: ast.AST) -> bool:
 
 
 IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
-    guard_subtracted, guard_multiplied, divides_by_mask, versions_added, attention_scaled_up,
-    one_times_power, own_statistic, away_from_target, residual_subtracted,
-    coefficient_divides, total_times_count)
+    guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
+    versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
+    residual_subtracted, weighted_loss_subtracted, coefficient_divides, total_times_count)

@@ -24,6 +24,12 @@ def broken(code: str) -> set[str]:
      "guard_subtracted"),
     ("cv = s / (m + 1e-6)", "cv = s * (m + 1e-6)", "guard_multiplied"),
     ("out = attn_output * gate_scores", "out = attn_output / gate_scores", "divides_by_mask"),
+    ("h = self.w_down(gate * up)", "h = self.w_down(gate / up)", "divides_by_mask"),
+    ("pg = -adv * log_prob", "pg = -adv / log_prob", "divides_by_log_probability"),
+    ("stat = -2 * log_likelihood", "stat = -2 / log_likelihood", "divides_by_log_probability"),
+    ("out = out + w_k * expert_out", "out = out - w_k * expert_out", "residual_subtracted"),
+    ("loss = cfm_loss + lam * (recon_loss + kl_loss)",
+     "loss = cfm_loss - lam * (recon_loss + kl_loss)", "weighted_loss_subtracted"),
     ("loss = ((pred - target) ** 2).mean()", "loss = ((pred + target) ** 2).mean()",
      "versions_added"),
     ("ratio = torch.exp(new_log_probs - old_log_probs)",
@@ -70,6 +76,10 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "y = x * 1.0",                                     # a cast
     "total = loss.item() * batch_size",                # a total made from an average
     "cur = cur_val + f * cur_val * (1.0 - cur_val)",   # (1 - x) is no target
+    "x = z * (std + eps) + mean",                      # a normalisation undone
+    "loss = pg_loss - ent_coef * entropy_loss",        # an entropy bonus
+    "w = gate_logits / temperature",                   # logits tempered
+    "m = mask / mask.sum()",                           # a mask made weights
 ])
 def test_faithful_arithmetic_breaks_no_idiom(code: str) -> None:
     assert broken(code) == set()
