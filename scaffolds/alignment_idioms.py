@@ -77,7 +77,9 @@ VERSIONS = (
 UNMARKED_AGAINST = frozenset({"old", "prev", "previous", "ref", "reference"})
 QUALIFIERS = frozenset().union(*(a | b for a, b in VERSIONS))
 #: Accumulated totals, which a count divides.
-TOTALS = frozenset({"correct", "hits", "cumulative", "accumulated", "sum"})
+TOTALS = frozenset({"cumulative", "accumulated", "sum"})
+#: Words that are a total only beside a count's word: `correct` alone may be an accuracy.
+COUNTED = frozenset({"correct", "hits", "matches"})
 TOTALLED = frozenset({"loss", "losses", "reward", "rewards", "return", "returns", "error",
                       "errors", "score", "scores"})
 #: What is added up or joined whatever its version: losses and counts sum (`pos_loss +
@@ -504,7 +506,7 @@ def _normaliser(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
         return True  # `w / w.sum()`, `w / len(w)`, `w / np.linalg.norm(w)`
     words = _names_in(node)
-    return bool(words & (COUNTS | {"temperature", "temp", "tau", "z"}))
+    return bool(words & (COUNTS | {"max", "min", "mean", "temperature", "temp", "tau", "z"}))
 
 
 def total_times_count(node: ast.AST) -> str | None:
@@ -523,7 +525,8 @@ def _total(node: ast.AST) -> bool:
             isinstance(node.func, ast.Name):
         return True
     words = parts(node) if _bare(node) else frozenset()
-    return bool(words & TOTALS or words & {"total", "running"} and words & TOTALLED)
+    return bool(words & TOTALS or words & {"total", "running"} and words & TOTALLED or
+                words & COUNTED and words & {"count", "total", "num", "n"})
 
 
 def _count(node: ast.AST) -> bool:

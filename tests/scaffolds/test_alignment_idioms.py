@@ -80,6 +80,8 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "loss = pg_loss - ent_coef * entropy_loss",        # an entropy bonus
     "w = gate_logits / temperature",                   # logits tempered
     "m = mask / mask.sum()",                           # a mask made weights
+    "total_correct += correct * n",                    # an accuracy made a count
+    "w = is_weights / max_weight",                     # weights scaled to their maximum
 ])
 def test_faithful_arithmetic_breaks_no_idiom(code: str) -> None:
     assert broken(code) == set()
