@@ -109,6 +109,7 @@ def concrete_stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     # the classes whose methods carry the claim: a constructor of theirs that raises stops
     # every one of those methods
     carrying_classes = {q.rsplit(".", 1)[0] for q in carrying if "." in q}
+    shown_classes = _classes_shown(index, check)
     out = []
     for d, owner in _concrete_stubs(index):
         words = name_terms(owner) - GENERIC
@@ -119,10 +120,28 @@ def concrete_stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         # (`forward`), raises: every one of its methods is unusable
         constructs = d.name in _WHAT_A_CLASS_DOES and \
             d.qualname.rsplit(".", 1)[0] in carrying_classes
-        if named or constructs or d.qualname in carrying:
+        # a method of a class the claim's evidence shows (its head and docstring), named
+        # with a word of the claim (`RewardFunction.check_code` for a code reward)
+        shown = d.qualname.rsplit(".", 1)[0] in shown_classes and any(
+            covered(t, claim_terms) for t in name_terms(d.name) - GENERIC - _DOING)
+        if named or constructs or shown or d.qualname in carrying:
             out.append(Finding("stub", f"{d.qualname} is a stub ({d.stub}) of a class nothing "
                                        "else implements", f"{d.file}:{d.start}"))
     return out[:3]
+
+
+def _classes_shown(index: RepoIndex, check: ClaimCheck) -> set[str]:
+    """The classes whose head (the lines before their first method: name, docstring, class
+    attributes) the claim's code evidence shows."""
+    shown = set()
+    for c in (d for d in index.definitions if d.kind == "class"):
+        methods = [d.start for d in index.definitions_in(c.file)
+                   if d.kind == "method" and c.start < d.start <= c.end]
+        head_end = min(methods, default=c.end + 1) - 1
+        if any(e.kind == EvidenceKind.CODE and e.file == c.file and e.start_line <= head_end
+               and e.end_line >= c.start for e in check.evidence):
+            shown.add(c.qualname)
+    return shown
 
 
 #: Methods that are what a class does, whatever it is about (`forward` of a gating module).

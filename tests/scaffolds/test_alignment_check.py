@@ -398,6 +398,27 @@ def test_a_function_carrying_an_algorithm_that_only_raises_fails_it(tmp_path: Pa
             assert "pretrain is a stub (raises NotImplementedError)" in result.reasons
 
 
+def test_a_method_of_a_class_the_evidence_shows_that_raises_fails_the_claim(
+        tmp_path: Path) -> None:
+    # the evidence is the class's docstring; a method named with a word of the claim raises
+    claim = toy_claim("toy-D2-001", "Hypersphere weight normalization: after every optimizer "
+                                    "step, each weight row is normalized to unit norm.")
+    code = ("class NGPTLinear:\n"
+            '    """Linear layer whose rows stay on the hypersphere."""\n\n'
+            "    def __init__(self, weight):\n        self.weight = weight\n\n"
+            "    def {}(self):\n        raise NotImplementedError\n")
+    shown_head = ClaimCheck(claim_id=claim.id, dimension=Dimension.D2, function="",
+                            evidence=[Evidence(file="layers.py", start_line=1, end_line=2)])
+    for method, fails in (("normalize_after_update", True), ("export_onnx", False)):
+        repo = tmp_path / method
+        repo.mkdir()
+        (repo / "layers.py").write_text(code.format(method))
+        found = rules.concrete_stub_findings(RepoIndex.build(repo), claim, shown_head)
+        assert [f.reason for f in found] == ([
+            f"NGPTLinear.{method} is a stub (raises NotImplementedError) of a class nothing "
+            "else implements"] if fails else [])
+
+
 def test_a_class_carrying_the_claim_that_cannot_run_fails_it(tmp_path: Path) -> None:
     # the claim is found in the constructor (the headwise gate's weights); the method that
     # does the class's work raises: the claim's code cannot run
