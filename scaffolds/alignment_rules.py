@@ -87,9 +87,10 @@ def stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Fin
         names = name_terms(d.name) - GENERIC - _DOING
         named = bool(names) and all(covered(t, claim_terms) for t in names) and (
             len(names) >= 2 or max(map(len, names)) >= 5)
-        # a function carrying a formula or algorithm that only raises has no code of it
-        raising = d.qualname in carrying and d.stub == "raises NotImplementedError" and \
-            claim.dimension == Dimension.D2
+        # a function carrying a formula or algorithm that only raises has no code of it (a
+        # method that does is left to `concrete_stub_findings`, which knows its class)
+        raising = d.kind == "function" and d.qualname in carrying and \
+            d.stub == "raises NotImplementedError" and claim.dimension == Dimension.D2
         if d.qualname == check.function or named or raising:
             out.append(Finding("stub", f"{d.qualname} is a stub ({d.stub})",
                                f"{d.file}:{d.start}"))
