@@ -8,6 +8,7 @@ formula any paper states:
 - a guard against zero (`eps`, `1e-8`) is added to what divides or goes under a log or a root,
   and such a guarded sum is divided by, not multiplied by;
 - a mask or a gate multiplies (a mask is 0 where it masks: dividing by it divides by zero);
+- a log-probability weighs or is summed, and is no divisor;
 - two versions of one quantity (prediction and target, new and old, chosen and rejected,
   conditional and unconditional) are compared by their difference, never added;
 - dot-product attention divides its scores `q @ k^T` by a root of the dimension;
@@ -16,15 +17,18 @@ formula any paper states:
   (`x / x.max()`), never `x + x.mean()` or `x * x.norm()`;
 - `a + w * (b - a)` moves `a` towards `b` (interpolation, guidance); `a - w * (b - a)` moves
   it away;
-- a residual connection adds the block's output to its input;
+- a residual connection adds the block's output to its input (and a sum of outputs adds
+  each one);
+- a total loss adds its weighted terms (an entropy bonus aside);
 - a coefficient (a weight, a `lambda`) multiplies what it weighs;
 - an accumulated total (of losses, of correct answers) is divided by a count to give an
   average, never multiplied by one.
 
 Each idiom looks only at the code that carries a formula or algorithm claim (its best function,
-the functions around its evidence and the evidence's own lines), so a stray expression
-elsewhere in the repository fails nothing. Names are read by their parts (`r_chosen`,
-`macroActionNewLogProbs`).
+the functions around its evidence, the functions those call and the evidence's own lines), so
+a stray expression elsewhere in the repository fails nothing. A paper may depart from an idiom
+and say so (nGPT scales its attention scores up by sqrt(d_k)): its claims then waive it. Names
+are read by their parts (`r_chosen`, `macroActionNewLogProbs`).
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ MASKS = frozenset({"mask", "masks", "gate", "gates", "gating"})
 COUNTS = frozenset({"num", "n", "count", "counts", "total", "sum", "len", "size", "norm"})
 #: Statistics that centre a quantity (subtracted) or normalise it (divided by).
 CENTRES = frozenset({"mean", "max", "amax", "min", "amin", "median", "logsumexp"})
-SCALES = frozenset({"sum", "norm", "max", "amax", "std", "linalg.norm"})
+SCALES = frozenset({"sum", "norm", "max", "amax", "std"})
 ROOTS = frozenset({"sqrt"})
 TRANSPOSES = frozenset({"transpose", "T", "mT", "permute", "t"})
 MATMULS = frozenset({"matmul", "bmm", "mm", "einsum"})
