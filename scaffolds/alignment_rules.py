@@ -78,7 +78,6 @@ def stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Fin
     accessor), and no function of the same name elsewhere implements it (an abstract base)."""
     claim_terms = frozenset(term_set(claim.text)) - GENERIC
     implemented = _implemented_names(index)
-    carrying = {d.qualname for d in carriers(index, check)}
     out = []
     for d in index.functions():
         if d.stub not in _REAL_STUBS or d.name in implemented or \
@@ -87,11 +86,7 @@ def stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Fin
         names = name_terms(d.name) - GENERIC - _DOING
         named = bool(names) and all(covered(t, claim_terms) for t in names) and (
             len(names) >= 2 or max(map(len, names)) >= 5)
-        # a function carrying a formula or algorithm that only raises has no code of it (a
-        # method that does is left to `concrete_stub_findings`, which knows its class)
-        raising = d.kind == "function" and d.qualname in carrying and \
-            d.stub == "raises NotImplementedError" and claim.dimension == Dimension.D2
-        if d.qualname == check.function or named or raising:
+        if d.qualname == check.function or named:
             out.append(Finding("stub", f"{d.qualname} is a stub ({d.stub})",
                                f"{d.file}:{d.start}"))
     return out[:3]

@@ -374,30 +374,6 @@ def test_a_stub_named_for_what_it_does_to_the_claims_thing_fails_it(tmp_path: Pa
                                          "NotImplementedError)"]
 
 
-def test_a_function_carrying_an_algorithm_that_only_raises_fails_it(tmp_path: Path) -> None:
-    # `pretrain` shares no word with the claim's name for it, but the claim's evidence lies in
-    # it (its parameters), and it has no code
-    claim = toy_claim("toy-D2-001", "Noise injection for denoising pre-training: the input "
-                                    "history is perturbed with Gaussian noise scaled by "
-                                    "noise_level times its norm, during pre-training only.")
-    code = ("import torch\n\n\n"
-            "def pretrain(model, batches, noise_level=0.01, denoising=True, "
-            "perturb_history=True):\n    {}\n\n\n"
-            "def add_history_noise(history, noise_level):\n"
-            '    """Perturb the input history with Gaussian noise scaled by its norm."""\n'
-            "    scale = noise_level * history.norm()\n"
-            "    return history + scale * torch.randn_like(history)\n\n\n"
-            "def finetune(model, batches):\n    for history, target in batches:\n"
-            "        loss = ((model(history) - target) ** 2).mean()\n        loss.backward()\n")
-    for body, fails in (("return [model(add_history_noise(h, noise_level)) for h in batches]",
-                         False), ("raise NotImplementedError", True)):
-        result = toy_check(tmp_path / str(fails), {"train.py": code.format(body)},
-                           claim)[claim.id]
-        assert ("stub" in result.findings) is fails, result.reasons
-        if fails:
-            assert "pretrain is a stub (raises NotImplementedError)" in result.reasons
-
-
 def test_a_method_of_a_class_the_evidence_shows_that_raises_fails_the_claim(
         tmp_path: Path) -> None:
     # the evidence is the class's docstring; a method named with a word of the claim raises
