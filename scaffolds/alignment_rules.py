@@ -117,7 +117,8 @@ def concrete_stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         constructs = d.name in _WHAT_A_CLASS_DOES and \
             d.qualname.rsplit(".", 1)[0] in carrying_classes
         # a method of a class the claim's evidence shows (its head and docstring), named
-        # with a word of the claim (`RewardFunction.check_code` for a code reward)
+        # with a word of the claim (`NormalizedLinear.normalize_weights` for hypersphere
+        # normalization, once its body and docstring are gone)
         shown = d.qualname.rsplit(".", 1)[0] in shown_classes and any(
             covered(t, claim_terms) for t in name_terms(d.name) - GENERIC - _DOING)
         if named or constructs or shown or d.qualname in carrying:
