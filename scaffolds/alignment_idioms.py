@@ -47,6 +47,8 @@ from sabench.scaffolds.alignment_rules import carriers
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import Definition, RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
+from sabench.verifiers.stubs import call_name as last_name
+from sabench.verifiers.terms import split_identifier
 from sabench.verifiers.types import EvidenceKind
 
 #: The largest literal read as a guard against zero rather than as a quantity.
@@ -103,7 +105,6 @@ BONUSES = frozenset({"entropy", "ent", "bonus"})
 OUTPUTS = frozenset({"out", "output", "outputs", "residual"})
 
 _MODULES = frozenset({"torch", "np", "numpy", "math", "F", "jnp", "tf", "scipy"})
-_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 #: Calls that leave a value what it is (`x.detach()`, `loss.item()`).
 _SAME = frozenset({"detach", "item", "float", "double", "clone", "cpu", "to", "squeeze",
                    "unsqueeze", "contiguous"})
@@ -208,10 +209,8 @@ def _compared_otherwise(node: ast.AST) -> bool:
     """A sum that stands in a denominator (Dice's `|A| + |B|`), is averaged (`(a + b) / 2`) or
     has a third term taken from it (`pred + target - overlap`)."""
     parent, child = _parent(node), node
-    if isinstance(parent, ast.BinOp) and (isinstance(parent.op, ast.Sub) and
-                                          parent.left is node or
-                                          isinstance(parent.op, ast.Div) and
-                                          parent.left is node):
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Sub, ast.Div)) and \
+            parent.left is node:
         return True
     while parent is not None and not isinstance(parent, ast.stmt):
         if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div) and \
@@ -241,7 +240,7 @@ def parts(node: ast.AST) -> frozenset[str]:
 
 
 def _words(name: str) -> frozenset[str]:
-    return frozenset(p.lower() for p in _PARTS.findall(name))
+    return frozenset(split_identifier(name))
 
 
 def _strip(node: ast.AST) -> ast.AST:
@@ -257,12 +256,9 @@ def _bare(node: ast.AST) -> bool:
 
 
 def call_name(node: ast.AST) -> str | None:
-    """`torch.sqrt(x)`, `np.linalg.norm(x)` and `x.sqrt()`: `sqrt`, `norm`."""
-    if not isinstance(node, ast.Call):
-        return None
-    func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else \
-        func.id if isinstance(func, ast.Name) else None
+    """`torch.sqrt(x)`, `np.linalg.norm(x)` and `x.sqrt()`: `sqrt`, `norm`; None for anything
+    but a call (`self.mean` is a value, not a mean)."""
+    return last_name(node) if isinstance(node, ast.Call) else None
 
 
 def _operand(node: ast.Call) -> ast.AST | None:
@@ -394,7 +390,7 @@ def _scores(node: ast.AST) -> bool:
     """A product of queries with transposed keys."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
         return _transposed(node.right)
-    if call_name(node) in MATMULS and isinstance(node, ast.Call):
+    if isinstance(node, ast.Call) and call_name(node) in MATMULS:
         return call_name(node) == "einsum" or len(node.args) >= 2 and \
             _transposed(node.args[1])
     return False
@@ -525,8 +521,7 @@ def total_times_count(node: ast.AST) -> str | None:
 
 
 def _total(node: ast.AST) -> bool:
-    if call_name(node) == "sum" and isinstance(node, ast.Call) and \
-            isinstance(node.func, ast.Name):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sum":
         return True
     words = parts(node) if _bare(node) else frozenset()
     return bool(words & TOTALS or words & {"total", "running"} and words & TOTALLED or
