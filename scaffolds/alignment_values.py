@@ -598,7 +598,7 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         # short (`batch_size_video_pred` for "video prediction ... batch_size=8")
         words = claim.terms - taken
         return bool(parts) and own <= parts and all(
-            p not in _QUALIFIERS and (p in _MEASURES or any(
+            p not in _QUALIFIERS and (p in _MEASURES or p in claim.labels or any(
                 covered(t, words) for t in word_terms(p)) or len(p) >= 4 and any(
                 w.startswith(p) for w in words))
             for p in parts - own)
@@ -617,12 +617,15 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         words = frozenset(word_terms(part))
         if not words and part in _LINKS:
             continue  # `queries_per_prompt`
-        if not words and part == value.symbol:
-            continue  # `K_timesteps` for "discretization timesteps K=40"
+        if not words and (part == value.symbol or part in claim.labels or any(
+                (part, key) in claim.letters for key in value.keys)):
+            continue  # `K_timesteps` for "discretization timesteps K=40", `D_LAYERS` for
+            # "3 layers (D=3)", `hidden_size_B` for "512 (B) / 768 (H)"
         if not words:  # a digit or a letter the quantity's words cannot vouch for
             return False
         if words <= (GENERIC | _CONTAINERS | _SIZE_UNITS) - _QUALIFIERS:
             continue
+        words = _alike(words)
         of_quantity = any(covered(t, quantity) for t in words) or _shortens(part, quantity) \
             or value.every and part in _PERIODS
         if not of_quantity and words <= _QUALIFIERS and not claim.terms & _QUALIFIERS:
@@ -645,6 +648,15 @@ def _shortens(part: str, terms: frozenset[str]) -> bool:
     "resolution", `freq` of "frequency"), not a qualifier or a generic word."""
     return len(part) >= 3 and part not in _QUALIFIERS | GENERIC and any(
         len(t) > len(part) and t.startswith(part) for t in terms)
+
+
+#: Words that name one quantity in two fields' usage: a diffusion model's sampling steps are
+#: its inference steps.
+_ALIKE = {"sampl": "inference", "inference": "sampl"}
+
+
+def _alike(words: frozenset[str]) -> frozenset[str]:
+    return words | {_ALIKE[w] for w in words if w in _ALIKE}
 
 
 #: Parts of a name that make it a period (`eval_every`, `log_interval`, `save_freq`).
@@ -870,6 +882,12 @@ class ClaimContext:
     terms: frozenset[str]
     head: frozenset[str]
     joined: frozenset[str] = frozenset()  # words with digits, as names write them: `stage3`
+    # a letter the claim sets to a number (`d`, "3" of "3 ConvLSTM layers (D=3)"): notation
+    # a name may carry beside words (`D_CONVLSTM_LAYERS`)
+    letters: frozenset[tuple[str, str]] = frozenset()
+    # the labels the claim writes in parentheses (`b` of "512 (B) / 768 (H)"), which say
+    # which variant a name sets (`hidden_size_B`)
+    labels: frozenset[str] = frozenset()
 
 
 def claim_context(text: str) -> ClaimContext:
@@ -880,8 +898,17 @@ def claim_context(text: str) -> ClaimContext:
     # "fine-tuning" is `finetune` in code as often as `fine_tuning`
     hyphenated = {t for m in re.finditer(r"\b([A-Za-z]+)-([A-Za-z]+)\b", text)
                   for t in word_terms((m.group(1) + m.group(2)).lower())}
+    letters = {(m.group(1).lower(), key) for m in _LETTER_SET.finditer(text)
+               for key in number_keys(m.group(2))}
+    labels = {m.group(1).lower() for m in _LABEL_IN_PARENS.finditer(text)}
     return ClaimContext(claim_terms(text) | hyphenated, claim_terms(head),
-                        frozenset(joined))
+                        frozenset(joined), frozenset(letters), frozenset(labels))
+
+
+#: A single letter set to a number (`D=3`, `N = 20`).
+_LETTER_SET = re.compile(r"(?<![\w.'])([A-Za-z])\s*=\s*(\d+(?:\.\d+)?(?:[eE]-?\d+)?)(?![\w.])")
+#: A label of one or two capitals alone in parentheses (`(B)`, `(XL)`).
+_LABEL_IN_PARENS = re.compile(r"\(([A-Z]{1,2})\)")
 
 
 def conflict(claim: Claim, a: Assignment, detail: str) -> Finding:

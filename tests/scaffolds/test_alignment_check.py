@@ -813,6 +813,16 @@ def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path)
     ("Classifier-free guidance weights evaluated: w ∈ [0.0, 1.0, 4.0]",
      "class EvalConfig:\n    guidance_weights = {}\n    num_steps = 4\n",
      "[0.0, 1.0, 4.0]", "[0.0, 1.0, 40.0]"),
+    # the claim's letter beside its words (`D=3` of "3 recurrent layers") may name the field
+    ("Network: the agent uses 3 recurrent layers (D=3) and 3 ticks (N=3) per step",
+     "class CoreConfig:\n    D_RECURRENT_LAYERS = {}\n    N_TICKS = 3\n", 3, 30),
+    # a label the claim writes in parentheses says which variant a name sets
+    ("Decoder width per model size: dec_hidden=640 (S) / 640 (M) / 896 (L)",
+     "class SizeConfig:\n    dec_hidden_size_S = {}\n    dec_hidden_size_M = 640\n"
+     "    dec_hidden_size_L = 896\n", 640, 6400),
+    # a diffusion model samples at inference: its inference steps are its sampling steps
+    ("Sampler: reverse sampling steps = 25 for every benchmark",
+     "class SamplerConfig:\n    inference_steps = {}\n    guidance_scale = 7.5\n", 25, 250),
     # 10% is a share of a count (steps), not of the weight decay: 1e-3 is no stated value
     ("FMT training: base learning rate 1e-4, 10% linear warmup, weight decay 0.01",
      "class FMTConfig:\n    learning_rate = {}\n    weight_decay = 0.01\n    eps = 1e-4\n",
@@ -829,6 +839,13 @@ def test_a_bound_on_one_word_of_the_quantity_is_not_the_quantity(tmp_path: Path)
     claim = toy_claim("toy-D1-001", "Sampling: reverse sampling steps = 50 for every dataset")
     code = "class SamplerConfig:\n    max_steps = {}\n    sampling_steps = 50\n"
     assert value_conflicts(tmp_path, claim, "config.py", code, 100000, 1000000) == [False, False]
+
+
+def test_training_steps_are_not_the_diffusion_timesteps(tmp_path: Path) -> None:
+    # "timesteps" ends in "steps", but a training run's steps are not the noise schedule's
+    claim = toy_claim("toy-D1-001", "Noise schedule: T=1000 timesteps, linear betas")
+    code = "class TrainConfig:\n    num_steps = {}\n    timesteps = 1000\n"
+    assert value_conflicts(tmp_path, claim, "config.py", code, 21000, 210000) == [False, False]
 
 
 def test_a_fractions_setting_of_one_in_a_config_file_is_another_value(tmp_path: Path) -> None:
