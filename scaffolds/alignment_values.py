@@ -239,11 +239,20 @@ def settings_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext
     for value in counted:
         settings = [a for a in _settings(index) if _configures(a, value, counted, claim,
                                                                context)]
-        if any(a.numbers & mentioned - {"0", "1"} for a in settings):
+        holders = settings
+        if not settings and not (value.trivial or value.unit or value.per):
+            # a setting named with the quantity's words alone (`test_pairs`), unless another
+            # named with them and the claim's (`eco_memory_size`, `training_steps_code`)
+            # holds the value
+            settings = [a for a in _settings(index) if spells_quantity(a.name, value)]
+            holders = settings + [a for a in _settings(index) if strongly_related(
+                a, value.quantity, context.terms)]
+        if any(a.numbers & mentioned - {"0", "1"} for a in holders):
             continue  # one holds it (any section: `VPConfig` for "video prediction"); 0 and 1
             # are unset or switched off, a `coco.num_classes = 0` holds no number of a claim
-        wrong = [a for a in settings if (scalar(a) or fraction(value) and _is_one(a)) and
-                 in_namespace(a, context.terms)]
+        wrong = [a for a in settings if (scalar(a) or config_scalar(a) or
+                                         fraction(value) and _is_one(a)) and
+                 in_namespace(a, context.terms) and not numbered_elsewhere(a, claim.text)]
         if wrong:
             a = wrong[0]
             out.append(conflict(claim, a, " is the setting of what the claim states as "
@@ -270,6 +279,17 @@ def _configures(a: Assignment, value: StatedValue, values: list[StatedValue], cl
     return value.count and bool(value.head) and counts_noun(a.name, value.head) and \
         names_quantity(a, value, quantity_of(value, values, context, any_value=True), context,
                        taken_by_others(value, values, claim.text))
+
+
+def spells_quantity(name: str, value: StatedValue) -> bool:
+    """The name is the words of the value's quantity and nothing else, two of them at least,
+    the noun the value is of among them (`test_pairs` for "250 test pairs", not
+    `learning_rate` for "eigen learning rates for the 1B model"): the setting of that very
+    quantity, whatever stage it is in."""
+    parts = [frozenset(word_terms(p)) for p in _parts(name)]
+    return len(parts) >= 2 and all(words and any(covered(t, value.quantity) for t in words)
+                                   for words in parts) and \
+        (not value.head or any(covered(value.head, words) for words in parts))
 
 
 def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimContext,

@@ -130,9 +130,10 @@ def test_a_configuration_key_conflicts_only_within_its_own_stage(tmp_path: Path)
             "    for epoch in range(cfg['epochs']):\n        model.step(cfg['lr'])\n")
         result = check_alignment(paper, repo)[0]
         assert (not result.passed) is fails, result
-    # stage1's lr and epochs are another stage's: only stage2's lr is named
-    assert result.reasons == ["stage2.lr = 5e-4 at config.yaml:5, where the claim is "
-                              "implemented, but the claim states 5e-5"], result.reasons
+    # stage1's lr and epochs are another stage's: only stage2's lr is named (as the setting
+    # of the claim's `lr`, which is also where the claim is implemented)
+    assert result.reasons == ["stage2.lr = 5e-4 at config.yaml:5 is the setting of what the "
+                              "claim states as 5e-5"], result.reasons
 
 
 def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
@@ -695,6 +696,27 @@ def test_the_setting_that_counts_the_claims_noun_is_what_runs(
                                         "    cfg.num_classes = 0\n    return cfg\n")
     assert settings_conflicts(tmp_path, "ImageNet dataset: 1,281,167 training images from "
                                         "1,000 classes") == (["config.py:2"] if fails else [])
+
+
+@pytest.mark.parametrize(("file", "code", "fails"), [
+    ("config.py", "class EvalConfig:\n    test_pairs: int = 2500\n    valid_pairs: int = 250\n",
+     True),
+    ("config.py", "class EvalConfig:\n    test_pairs: int = 250\n    valid_pairs: int = 250\n",
+     False),
+    # a setting named with the quantity's words and the claim's holds the value: the claim's
+    # variant is configured beside another one
+    ("config.py", "class EvalConfig:\n    test_pairs: int = 2500\n    test_pairs_pde: int = 250\n",
+     False),
+    # a configuration file's key is a setting as much as a settings class's field
+    ("config.yaml", "evaluation:\n  test_pairs: 2500\n  valid_pairs: 250\n", True),
+    # the value counts pairs: a name without them is another quantity's (the model's size)
+    ("config.yaml", "evaluation:\n  test_rmse: 2500\n  valid_pairs: 250\n", False),
+])
+def test_a_setting_named_with_the_quantitys_words_alone_is_what_runs(
+        tmp_path: Path, file: str, code: str, fails: bool) -> None:
+    (tmp_path / file).write_text(code)
+    assert settings_conflicts(tmp_path, "PDE evaluation: 250 test pairs per dataset, RMSE") \
+        == ([f"{file}:2"] if fails else [])
 
 
 def settings_conflicts(repo: Path, text: str) -> list[str]:
