@@ -26,7 +26,13 @@ from dataclasses import dataclass
 
 from sabench.scaffolds.alignment_rules import carriers
 from sabench.verifiers.checks import ClaimCheck
-from sabench.verifiers.index import Definition, RepoIndex, parse_python, parse_tolerant
+from sabench.verifiers.index import (
+    Definition,
+    RepoIndex,
+    parse_python,
+    parse_recovering,
+    parse_tolerant,
+)
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.types import EvidenceKind
 
@@ -265,18 +271,25 @@ def _statement_expressions(index: RepoIndex, file: str) -> list[tuple[ast.stmt, 
 
 
 def python_module(index: RepoIndex, file: str, tests: bool = True) -> ast.Module | None:
-    """A Python file of the index, parsed once per index as the index parses it: markdown
-    fences blanked, and up to its first error when the rest does not parse (a file that ends
-    in a broken line still holds the claim's functions above it). None: not Python, nothing
-    parseable, or a test file when `tests` is False."""
+    """A Python file of the index, parsed once per index: markdown fences blanked, and each
+    line that breaks the file mended, so that the code after a broken line is read too (else
+    the part before the first error). None: not Python, nothing parseable, or a test file
+    when `tests` is False."""
     cache = index.cache.setdefault("alignment_trees", {})
     entry = index.files.get(file)
     if file not in cache:
-        cache[file] = parse_tolerant("\n".join(entry.lines))[0] if entry and \
+        cache[file] = _parsed("\n".join(entry.lines)) if entry and \
             entry.lang == "python" else None
     if not tests and entry is not None and entry.kind == EvidenceKind.TEST:
         return None
     return cache[file]
+
+
+def _parsed(text: str) -> ast.Module | None:
+    """The whole file's tree, mended line by line where it does not parse (`parse_recovering`),
+    else the part before its first error."""
+    tree, error = parse_tolerant(text)
+    return (parse_recovering(text) or tree) if error else tree
 
 
 def operator_findings(index: RepoIndex, claim: Claim, check: ClaimCheck

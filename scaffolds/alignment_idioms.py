@@ -99,9 +99,11 @@ LOG_PROBABILITIES = frozenset({"logp", "logprob", "logprobs", "logpi", "loglik",
                                "loglikelihood"})
 PROBABILITIES = frozenset({"prob", "probs", "probability", "probabilities", "likelihood",
                            "likelihoods", "lik", "p", "pi"})
-#: A total loss adds its weighted terms; an entropy bonus is the one a loss subtracts.
+#: A total loss adds its weighted terms; what it subtracts is what training maximises: an
+#: entropy bonus, or a policy gradient's advantage- or reward-weighted log-probabilities.
 LOSSES = frozenset({"loss", "losses", "nll"})
-BONUSES = frozenset({"entropy", "ent", "bonus"})
+BONUSES = frozenset({"entropy", "ent", "bonus", "adv", "advantage", "advantages", "reward",
+                     "rewards", "objective"})
 OUTPUTS = frozenset({"out", "output", "outputs", "residual"})
 
 _MODULES = frozenset({"torch", "np", "numpy", "math", "F", "jnp", "tf", "scipy"})

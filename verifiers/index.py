@@ -517,6 +517,28 @@ def parse_python(text: str, mode: str = "exec") -> ast.AST:
         return ast.parse(text, mode=mode)
 
 
+def parse_recovering(text: str, limit: int = 60) -> ast.Module | None:
+    """The tree of a file that does not parse as a whole, with each line that breaks it
+    (one at a time, at most `limit`) replaced by `pass` at its indentation, or blanked where
+    its indentation is the error: a broken line in the middle of a file hides none of the
+    code after it, as cutting the file there would. None when no tree comes of it."""
+    lines = _FENCE.sub("", text).split("\n")
+    for _ in range(limit):
+        try:
+            return _parse("\n".join(lines))
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            number = getattr(exc, "lineno", None)
+            if not isinstance(exc, SyntaxError) or not number or number > len(lines):
+                return None
+            line = lines[number - 1]
+            indent = line[:len(line) - len(line.lstrip())]
+            mended = "" if "indent" in str(exc.msg) else f"{indent}pass"
+            if line == mended:
+                return None
+            lines[number - 1] = mended
+    return None
+
+
 def _parse(text: str) -> ast.Module:
     return parse_python(text)  # type: ignore[return-value]
 

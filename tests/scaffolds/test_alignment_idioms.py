@@ -78,6 +78,7 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "cur = cur_val + f * cur_val * (1.0 - cur_val)",   # (1 - x) is no target
     "x = z * (std + eps) + mean",                      # a normalisation undone
     "loss = pg_loss - ent_coef * entropy_loss",        # an entropy bonus
+    "loss = loss - loss_adv / batch_size",             # REINFORCE: advantage-weighted log-probs
     "w = gate_logits / temperature",                   # logits tempered
     "m = mask / mask.sum()",                           # a mask made weights
     "total_correct += correct * n",                    # an accuracy made a count
@@ -103,6 +104,19 @@ def test_a_claim_whose_code_breaks_an_idiom_fails(tmp_path: Path) -> None:
         assert ("operations" in result.findings) is fails, result
         if fails:
             assert any("two versions of one quantity" in r for r in result.reasons), result
+
+
+def test_code_after_a_line_that_does_not_parse_is_still_checked(tmp_path: Path) -> None:
+    # agents leave broken lines in files; the formula further down is read all the same
+    claim = toy_claim("toy-D2-001", RATIO_CLAIM)
+    for sign, fails in (("-", False), ("+", True)):
+        code = ("import torch\n\n\ndef schedule(step):\n    return 0.1 if step else\n\n\n"
+                "def clipped_surrogate(new_log_probs, old_log_probs, advantages, clip=0.2):\n"
+                f"    ratio = torch.exp(new_log_probs {sign} old_log_probs)\n"
+                "    clipped = torch.clamp(ratio, 1 - clip, 1 + clip)\n"
+                "    return -torch.min(ratio * advantages, clipped * advantages).mean()\n")
+        result = toy_check(tmp_path / f"repo{sign}", {"ppo.py": code}, claim)[claim.id]
+        assert ("operations" in result.findings) is fails, result
 
 
 def test_a_paper_that_departs_from_an_idiom_waives_it(tmp_path: Path) -> None:

@@ -288,3 +288,18 @@ def test_no_module_of_ours_calls_ast_parse_around_the_lock() -> None:
                for path in (root / folder).rglob("*.py")
                if "ast.parse(" in path.read_text(encoding="utf-8") and "demo" not in path.parts]
     assert callers == ["verifiers/index.py"]
+
+
+def test_a_broken_line_in_the_middle_hides_no_code_after_it() -> None:
+    from sabench.verifiers.index import parse_recovering, parse_tolerant
+
+    text = ("def first(x):\n    return x if x else\n\n\n"  # a conditional missing its else
+            "def second(a, b):\n        return a - b\n"  # and a line indented too far
+            "\n\ndef third(a, b):\n    return a + b\n")
+    cut, error = parse_tolerant(text)
+    assert error and cut is not None
+    assert [f.name for f in cut.body] == []
+    mended = parse_recovering(text)
+    assert mended is not None
+    assert [f.name for f in mended.body] == ["first", "second", "third"]
+    assert mended.body[2].lineno == 9  # line numbers are the file's
