@@ -121,12 +121,14 @@ def _one(node: Node) -> bool:
 
 def _call(node: ast.Call) -> Node:
     """`sqrt(d)` is `d^0.5`; `x.norm(dim=-1)` and `torch.norm(x)` are the operation `norm` of
-    their one operand; a function of one one-letter variable is a name (the paper's `sigma(t)`
-    is the code's `sigma_t`); a method called without arguments is its object
-    (`self.alpha.get_value()` is `alpha`); any other call is a leaf."""
+    their one operand; a function of one one-letter variable other than an operation is a
+    name (the paper's `sigma(t)` is the code's `sigma_t`, its `sigmoid(x)` stays a sigmoid); a
+    method called without arguments is its object (`self.alpha.get_value()` is `alpha`); any
+    other call is a leaf."""
     func = node.func
     if isinstance(func, ast.Name) and len(node.args) == 1 and not node.keywords and \
-            isinstance(node.args[0], ast.Name) and len(node.args[0].id) == 1:
+            isinstance(node.args[0], ast.Name) and len(node.args[0].id) == 1 and \
+            label(func.id) not in OPERATIONS:
         return Node("name", label(f"{func.id}_{node.args[0].id}"))  # the paper's sigma(t)
     name = label(func.id if isinstance(func, ast.Name) else
                 func.attr if isinstance(func, ast.Attribute) else "")
@@ -294,6 +296,7 @@ _PROSE = re.compile(r"\s+(?:where|for|with|and|if|in|is|which)\b|\.(?:\s|$)")
 #: cannot read as the paper writes them.
 _NORM = re.compile(r"\|\|([^|]+)\|\|(?:_\{?\w+\}?)?(?:\^\{?(\d)\}?)?(?:_\{?\w+\}?)?")
 _INDICES = re.compile(r"_\{(\w+(?:\s*[-+,]\s*\w+)+)\}")
+_ONE_INDEX = re.compile(r"_\{(\w+)\}")
 #: A sum over an index written before its summand (`Σ_{t}`, `sum_{i=1}^{N}`): the code
 #: computes the summand.
 _SUM_OVER = re.compile(r"^(?:Σ|sum|E)_(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|\w)(?:\^\{?\w+\}?)?\s*")
@@ -304,7 +307,8 @@ def _notation(text: str) -> str:
     text = re.sub(r"\^([A-Za-z][A-Za-z_]{2,})", r"_\1", text)  # `v^base` names, not powers
     text = _NORM.sub(lambda m: f"norm({m.group(1)})" + (f"^{m.group(2)}" if m.group(2) else ""),
                      text)
-    return _INDICES.sub(lambda m: "_" + "_".join(re.split(r"\s*[-+,]\s*", m.group(1))), text)
+    text = _INDICES.sub(lambda m: "_" + "_".join(re.split(r"\s*[-+,]\s*", m.group(1))), text)
+    return _ONE_INDEX.sub(r"_\1", text)  # `w_{omega_xy}` is `w_omega_xy`
 
 
 def claim_formulas(text: str) -> list[tuple[str, Node]]:
@@ -322,11 +326,12 @@ def claim_formulas(text: str) -> list[tuple[str, Node]]:
 
 
 #: A symbol of a formula, as a paper writes it beside another to multiply them: a letter, a
-#: name with an index (`w_g`, `g_xy`), a Greek letter spelt out, or a bracketed group; with
-#: a power after it (`g_xy**2`).
+#: name with an index (`w_g`, `g_xy`), a Greek letter spelt out, a bracketed group or an
+#: operation of one (`norm(v)`); with a power after it (`g_xy**2`).
 _SYMBOL = re.compile(r"(?:[A-Za-z](?:_\w+)?|[A-Za-z]\w*_\w+|"
                      f"(?:{'|'.join(sorted(set(GREEK.values())))})"
-                     r"|\(.*\))(?:\*\*\S+)?")
+                     f"|(?:{'|'.join(sorted(OPERATIONS))})?"
+                     r"\(.*\))(?:\*\*\S+)?")
 
 
 def implicit_products(piece: str) -> str:

@@ -114,6 +114,26 @@ def test_a_papers_letter_anchors_the_code_name_it_begins(tmp_path: Path) -> None
                    code.replace("q_pos - q_0", "q_pos + q_0")) is True
 
 
+def test_a_weight_times_a_norm_and_a_named_operation_are_read_as_the_paper_writes_them(
+        tmp_path: Path) -> None:
+    # `w_{ang} ||omega||^2_2`: a weight with a braced index beside a squared norm multiplies
+    # it; `0.5 + 0.5 * sigmoid(x)`: a sigmoid of x, not a symbol named `sigmoid_x`
+    penalty = toy_claim("toy-D2-001", "Angular penalty: r_{ang} = w_{ang} ||omega||^2_2, "
+                                      "where omega is the base angular velocity.")
+    code = ("import torch\n\n\ndef angular_penalty(weights, omega):\n"
+            "    return weights['w_ang'] * torch.norm(omega, dim=-1) ** 2\n")
+    assert flagged(tmp_path / "repo", penalty, "rewards.py", code) is False
+    assert flagged(tmp_path / "drifted", penalty, "rewards.py",
+                   code.replace("] * torch", "] / torch")) is True
+    shifted = toy_claim("toy-D2-002", "Shifted sigmoid (Eq. 9): s(x) = 0.5 + 0.5 * sigmoid(x), "
+                                      "ranging over [0.5, 1].")
+    code = ("import torch\n\n\ndef shifted_sigmoid(x):\n"
+            "    return 0.5 + 0.5 * torch.sigmoid(x)\n")
+    assert flagged(tmp_path / "faithful", shifted, "act.py", code) is False
+    assert flagged(tmp_path / "flipped", shifted, "act.py",
+                   code.replace("0.5 + 0.5", "0.5 - 0.5")) is True
+
+
 def test_the_formula_computed_as_the_paper_says_anywhere_in_its_code_excuses(
         tmp_path: Path) -> None:
     claim = toy_claim("toy-D2-001", "Residual update: h = h_prev + alpha_r * (h_new - h_prev) "
