@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sabench.scaffolds import alignment_arguments as arguments
 from sabench.scaffolds import alignment_formulas as formulas
 from sabench.scaffolds import alignment_idioms as idioms
 from sabench.scaffolds import alignment_rules as rules
@@ -137,6 +138,9 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
     bound = False
     if "values" in rules_on:
         found, bound = values.value_findings(index, claim, check, paper_numbers)
+        seen = {f.where for f in found}
+        found += [f for f in arguments.argument_findings(index, claim, check)
+                  if f.where not in seen]
     if "stub" in rules_on:
         found += rules.stub_findings(index, claim, check)
         found += rules.stub_call_findings(index, claim, check)

@@ -57,6 +57,8 @@ EPSILON_NAMES = frozenset({"eps", "epsilon"})
 #: Calls whose argument a guard keeps away from zero.
 GUARDED_CALLS = frozenset({"log", "log2", "log10", "sqrt", "rsqrt"})
 MASKS = frozenset({"mask", "masks", "gate", "gates", "gating"})
+#: Names of a value kept to divide by.
+DIVISORS = frozenset({"denom", "denominator", "divisor"})
 #: Words that make a name a count or a sum rather than a mask (`num_masked`, `mask_sum`).
 COUNTS = frozenset({"num", "n", "count", "counts", "total", "sum", "len", "size", "norm"})
 #: Statistics that centre a quantity (subtracted) or normalise it (divided by).
@@ -301,9 +303,11 @@ def _is_one(node: ast.AST) -> bool:
 
 
 def guard_subtracted(node: ast.AST) -> str | None:
-    """`x / (n - eps)`, `log(p - 1e-8)`: a guard against zero taken away."""
+    """`x / (n - eps)`, `log(p - 1e-8)`, `denom = 1 - alpha - 1e-6`: a guard against zero
+    taken away from what divides (or is named a divisor) or goes under a log or a root."""
     guarded = node.right if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) \
-        else node.args[0] if call_name(node) in GUARDED_CALLS and node.args else None
+        else node.args[0] if call_name(node) in GUARDED_CALLS and node.args \
+        else node if isinstance(node, ast.BinOp) and _assigned(node) & DIVISORS else None
     if guarded is None:
         return None
     terms = flatten_sum(guarded)

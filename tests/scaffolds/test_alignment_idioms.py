@@ -28,6 +28,7 @@ def broken(code: str) -> set[str]:
     ("pg = -adv * log_prob", "pg = -adv / log_prob", "divides_by_log_probability"),
     ("stat = -2 * log_likelihood", "stat = -2 / log_likelihood", "divides_by_log_probability"),
     ("out = out + w_k * expert_out", "out = out - w_k * expert_out", "residual_subtracted"),
+    ("denom = 1.0 - alpha_t + 1e-6", "denom = 1.0 - alpha_t - 1e-6", "guard_subtracted"),
     ("loss = cfm_loss + lam * (recon_loss + kl_loss)",
      "loss = cfm_loss - lam * (recon_loss + kl_loss)", "weighted_loss_subtracted"),
     ("loss = ((pred - target) ** 2).mean()", "loss = ((pred + target) ** 2).mean()",
