@@ -93,31 +93,28 @@ RATIO_CLAIM = ("Clipped surrogate objective: the probability ratio of the new an
                "is clipped to [1 - 0.2, 1 + 0.2] and multiplied by the advantage.")
 
 
-def test_a_claim_whose_code_breaks_an_idiom_fails(tmp_path: Path) -> None:
+def surrogate(sign: str, above: str = "") -> str:
+    """A PPO surrogate whose ratio compares the two policies with `sign`, below `above`."""
+    return ("import torch\n\n\n" + above +
+            "def clipped_surrogate(new_log_probs, old_log_probs, advantages, clip=0.2):\n"
+            f"    ratio = torch.exp(new_log_probs {sign} old_log_probs)\n"
+            "    clipped = torch.clamp(ratio, 1 - clip, 1 + clip)\n"
+            "    return -torch.min(ratio * advantages, clipped * advantages).mean()\n")
+
+
+@pytest.mark.parametrize("above", [
+    "",
+    # agents leave broken lines in files; the formula further down is read all the same
+    "def schedule(step):\n    return 0.1 if step else\n\n\n",
+])
+def test_a_claim_whose_code_breaks_an_idiom_fails(tmp_path: Path, above: str) -> None:
     claim = toy_claim("toy-D2-001", RATIO_CLAIM)
     for sign, fails in (("-", False), ("+", True)):
-        code = ("import torch\n\n\ndef clipped_surrogate(new_log_probs, old_log_probs, "
-                "advantages, clip=0.2):\n"
-                f"    ratio = torch.exp(new_log_probs {sign} old_log_probs)\n"
-                "    clipped = torch.clamp(ratio, 1 - clip, 1 + clip)\n"
-                "    return -torch.min(ratio * advantages, clipped * advantages).mean()\n")
+        code = surrogate(sign, above)
         result = toy_check(tmp_path / f"repo{sign}", {"ppo.py": code}, claim)[claim.id]
         assert ("operations" in result.findings) is fails, result
         if fails:
             assert any("two versions of one quantity" in r for r in result.reasons), result
-
-
-def test_code_after_a_line_that_does_not_parse_is_still_checked(tmp_path: Path) -> None:
-    # agents leave broken lines in files; the formula further down is read all the same
-    claim = toy_claim("toy-D2-001", RATIO_CLAIM)
-    for sign, fails in (("-", False), ("+", True)):
-        code = ("import torch\n\n\ndef schedule(step):\n    return 0.1 if step else\n\n\n"
-                "def clipped_surrogate(new_log_probs, old_log_probs, advantages, clip=0.2):\n"
-                f"    ratio = torch.exp(new_log_probs {sign} old_log_probs)\n"
-                "    clipped = torch.clamp(ratio, 1 - clip, 1 + clip)\n"
-                "    return -torch.min(ratio * advantages, clipped * advantages).mean()\n")
-        result = toy_check(tmp_path / f"repo{sign}", {"ppo.py": code}, claim)[claim.id]
-        assert ("operations" in result.findings) is fails, result
 
 
 def test_a_paper_that_departs_from_an_idiom_waives_it(tmp_path: Path) -> None:

@@ -114,24 +114,22 @@ def test_a_papers_letter_anchors_the_code_name_it_begins(tmp_path: Path) -> None
                    code.replace("q_pos - q_0", "q_pos + q_0")) is True
 
 
-def test_a_weight_times_a_norm_and_a_named_operation_are_read_as_the_paper_writes_them(
-        tmp_path: Path) -> None:
-    # `w_{ang} ||omega||^2_2`: a weight with a braced index beside a squared norm multiplies
-    # it; `0.5 + 0.5 * sigmoid(x)`: a sigmoid of x, not a symbol named `sigmoid_x`
-    penalty = toy_claim("toy-D2-001", "Angular penalty: r_{ang} = w_{ang} ||omega||^2_2, "
-                                      "where omega is the base angular velocity.")
-    code = ("import torch\n\n\ndef angular_penalty(weights, omega):\n"
-            "    return weights['w_ang'] * torch.norm(omega, dim=-1) ** 2\n")
-    assert flagged(tmp_path / "repo", penalty, "rewards.py", code) is False
-    assert flagged(tmp_path / "drifted", penalty, "rewards.py",
-                   code.replace("] * torch", "] / torch")) is True
-    shifted = toy_claim("toy-D2-002", "Shifted sigmoid (Eq. 9): s(x) = 0.5 + 0.5 * sigmoid(x), "
-                                      "ranging over [0.5, 1].")
-    code = ("import torch\n\n\ndef shifted_sigmoid(x):\n"
-            "    return 0.5 + 0.5 * torch.sigmoid(x)\n")
-    assert flagged(tmp_path / "faithful", shifted, "act.py", code) is False
-    assert flagged(tmp_path / "flipped", shifted, "act.py",
-                   code.replace("0.5 + 0.5", "0.5 - 0.5")) is True
+@pytest.mark.parametrize(("text", "code", "drift"), [
+    # `w_{ang} ||omega||^2_2`: a weight with a braced index beside a squared norm multiplies it
+    ("Angular penalty: r_{ang} = w_{ang} ||omega||^2_2, where omega is the base angular "
+     "velocity.", "def angular_penalty(weights, omega):\n"
+     "    return weights['w_ang'] * torch.norm(omega, dim=-1) ** 2\n", ("] * torch", "] / torch")),
+    # `0.5 + 0.5 * sigmoid(x)`: a sigmoid of x, not a symbol named `sigmoid_x`
+    ("Shifted sigmoid (Eq. 9): s(x) = 0.5 + 0.5 * sigmoid(x), ranging over [0.5, 1].",
+     "def shifted_sigmoid(x):\n    return 0.5 + 0.5 * torch.sigmoid(x)\n",
+     ("0.5 + 0.5", "0.5 - 0.5")),
+])
+def test_formulas_are_read_as_the_paper_writes_them(tmp_path: Path, text: str, code: str,
+                                                    drift: tuple[str, str]) -> None:
+    claim = toy_claim("toy-D2-001", text)
+    code = "import torch\n\n\n" + code
+    assert flagged(tmp_path / "repo", claim, "model.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "model.py", code.replace(*drift)) is True
 
 
 def test_the_formula_computed_as_the_paper_says_anywhere_in_its_code_excuses(
