@@ -53,12 +53,20 @@ def argument_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list
 
 def _calls_in_windows(index: RepoIndex, check: ClaimCheck) -> Iterator[tuple[str, ast.Call]]:
     for e in check.evidence[:2]:
-        module = python_module(index, e.file, tests=False)
-        if module is None:
-            continue
-        for node in ast.walk(module):
-            if isinstance(node, ast.Call) and e.start_line <= node.lineno <= e.end_line:
-                yield e.file, node
+        for call in _calls(index, e.file):
+            if e.start_line <= call.lineno <= e.end_line:
+                yield e.file, call
+
+
+def _calls(index: RepoIndex, file: str) -> list[ast.Call]:
+    """The calls of a Python file outside tests (cached per file: every numerical claim of
+    the paper looks at the same few files)."""
+    cache = index.cache.setdefault("alignment_calls", {})
+    if file not in cache:
+        module = python_module(index, file, tests=False)
+        cache[file] = [n for n in ast.walk(module) if isinstance(n, ast.Call)] \
+            if module is not None else []
+    return cache[file]
 
 
 def _arguments(call: ast.Call) -> Iterator[ast.AST]:
