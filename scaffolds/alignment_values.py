@@ -283,14 +283,13 @@ def _configures(a: Assignment, value: StatedValue, values: list[StatedValue], cl
 
 def spells_quantity(name: str, value: StatedValue) -> bool:
     """The name is the words of the value's quantity and nothing else, two of them at least,
-    the noun the value counts among them (`test_pairs` for "250 test pairs", not
-    `learning_rate` for "eigen learning rates for the 1B model", nor `max_lr` for "diverges
-    at max_lr=8e-3 for both 400B and 1T", whose 400B counts no noun): the setting of that
-    very quantity, whatever stage it is in."""
+    the noun the value is of among them (`test_pairs` for "250 test pairs", not
+    `learning_rate` for "eigen learning rates for the 1B model"): the setting of that very
+    quantity, whatever stage it is in."""
     parts = [frozenset(word_terms(p)) for p in _parts(name)]
-    return len(parts) >= 2 and bool(value.head) and all(
-        words and any(covered(t, value.quantity) for t in words) for words in parts) and \
-        any(covered(value.head, words) for words in parts)
+    return len(parts) >= 2 and all(words and any(covered(t, value.quantity) for t in words)
+                                   for words in parts) and \
+        (not value.head or any(covered(value.head, words) for words in parts))
 
 
 def quantity_of(value: StatedValue, values: list[StatedValue], context: ClaimContext,
