@@ -19,7 +19,7 @@ from sabench.scaffolds.alignment_formulas import python_module
 from sabench.scaffolds.alignment_rules import GENERIC, Finding, covered
 from sabench.scaffolds.alignment_values import mentioned_numbers
 from sabench.verifiers.checks import ClaimCheck
-from sabench.verifiers.index import RepoIndex
+from sabench.verifiers.index import RepoIndex, const_value
 from sabench.verifiers.numbers import normalise
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.stubs import call_name
@@ -79,9 +79,10 @@ def _arguments(call: ast.Call) -> Iterator[ast.AST]:
 
 
 def _literal(node: ast.AST) -> float | None:
-    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-    node = node.operand if negative else node
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
-            not isinstance(node.value, bool):
-        return -node.value if negative else node.value
-    return None
+    """A number written as such (`100`, `-0.5`), not one computed (`1 / 40`)."""
+    signed = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
+        isinstance(node.operand, ast.Constant)
+    if not (isinstance(node, ast.Constant) or signed):
+        return None
+    value = const_value(node)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
