@@ -98,22 +98,22 @@ def check_alignment(spec: PaperSpec, repo: Path, ids: Collection[str] | None = N
         expected = (judge.probabilities([c.dimension for c in wanted], rows) @ LEVELS
                     if wanted else [])
         cut = {**THRESHOLDS, **(thresholds or {})}
-        numbers = frozenset().union(*(values.mentioned_numbers(c.text) for c in spec.claims))
+        stated = values.paper_values(c.text for c in spec.claims)
         waived = idioms.waived([c.text for c in spec.claims])
         results = [verdict(index, c, checks[c.id], float(e), cut[c.dimension.value], rules_on,
-                           numbers, waived) for c, e in zip(wanted, expected, strict=True)]
+                           stated, waived) for c, e in zip(wanted, expected, strict=True)]
         index.release()
     return results
 
 
 def verdict(index: RepoIndex, claim: Claim, check: ClaimCheck, expected: float,
             threshold: float, rules_on: Collection[str],
-            paper_numbers: frozenset[str] = frozenset(),
+            paper: values.PaperValues | None = None,
             waived: frozenset[str] = frozenset()) -> AlignmentResult:
-    """The claim's result; `paper_numbers` are the numbers of all the paper's claims (a value
-    the paper states for another setting is not a drift of this one), `waived` the idioms the
-    paper departs from (`alignment_idioms`)."""
-    found, values_bound = rule_findings(index, claim, check, rules_on, paper_numbers, waived)
+    """The claim's result; `paper` holds the values all the paper's claims state (a value
+    the paper states for another setting of a quantity is not a drift of this one),
+    `waived` the idioms the paper departs from (`alignment_idioms`)."""
+    found, values_bound = rule_findings(index, claim, check, rules_on, paper, waived)
     failing = [f for f in found if f.fails]
     # A numerical claim whose every stated value is bound to a name of its quantity is
     # implemented, whatever the judge would score the windows it would be shown.
@@ -131,13 +131,13 @@ def verdict(index: RepoIndex, claim: Claim, check: ClaimCheck, expected: float,
 
 
 def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
-                  rules_on: Collection[str], paper_numbers: frozenset[str] = frozenset(),
+                  rules_on: Collection[str], paper: values.PaperValues | None = None,
                   waived: frozenset[str] = frozenset()) -> tuple[list[rules.Finding], bool]:
     """The rules' findings, and whether every value the claim states is bound."""
     found: list[rules.Finding] = []
     bound = False
     if "values" in rules_on:
-        found, bound = values.value_findings(index, claim, check, paper_numbers)
+        found, bound = values.value_findings(index, claim, check, paper)
         seen = {f.where for f in found}
         found += [f for f in arguments.argument_findings(index, claim, check)
                   if f.where not in seen]

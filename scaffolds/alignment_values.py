@@ -14,6 +14,7 @@ indexed symbols are read as one list (`betas=(0.9, 0.95)` for "beta1=0.9, beta2=
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from sabench.scaffolds.alignment_formulas import GREEK
@@ -188,7 +189,7 @@ def claim_terms(text: str) -> frozenset[str]:
 
 
 def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
-                   paper_numbers: frozenset[str] = frozenset()) -> tuple[list[Finding], bool]:
+                   paper: PaperValues | None = None) -> tuple[list[Finding], bool]:
     """Findings: a stated value bound nowhere while its quantity's own name holds another
     value (failing numerical claims; a reason only for the others); a numerical claim none of
     whose values is set. Also whether every value the claim states is bound to a name of its
@@ -216,7 +217,7 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
             out.append(conflict(claim, a, f", but the claim states {value.text}"))
     out += settings_conflicts(index, claim, context)
     seen = {f.where for f in out}
-    out += [f for f in evidence_conflicts(index, claim, check, values, context, paper_numbers)
+    out += [f for f in evidence_conflicts(index, claim, check, values, context, paper)
             if f.where not in seen]
     # The values the claim states (not its labels, years or model names): none set in code.
     if claim.dimension == Dimension.D1 and values and \
@@ -319,15 +320,15 @@ def mentioned_numbers(text: str) -> frozenset[str]:
 
 def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                        values: list[StatedValue], context: ClaimContext,
-                       paper_numbers: frozenset[str] = frozenset()) -> list[Finding]:
+                       paper: PaperValues | None = None) -> list[Finding]:
     """Where the check finds the claim (its two best evidence windows), the name of a stated
     value's quantity is bound to a value the claim does not state: the code that implements
     the claim sets the value otherwise, whatever other places hold the stated one. No
     conflict when an assignment of that very name in the same file holds the stated value
-    and this one holds a number the paper states elsewhere (`paper_numbers`: a second
-    configuration, stage or model size side by side), when the name's namespace is another
-    stage's, or when the name holds any number the claim mentions (`8` of "6 (B) / 8
-    (L)")."""
+    and this one holds a value the paper states for a quantity of this name (`paper`: a
+    second configuration, stage or model size side by side; a learning rate of 0.02 is not
+    excused by an initialisation std of 0.02), when the name's namespace is another stage's,
+    or when the name holds any number the claim mentions (`8` of "6 (B) / 8 (L)")."""
     windows = [(e.file, e.start_line, e.end_line) for e in check.evidence[:2]]
     near = [a for a, _ in _name_terms(index) if any(
         a.file == f and start <= a.line <= end for f, start, end in windows)]
@@ -356,12 +357,43 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                  not numbered_elsewhere(a, claim.text) and
                  names_quantity(a, value, quantity, context, taken) and
                  not (holds_elsewhere(index, a, value, context.terms) and
-                      a.numbers & paper_numbers)]
+                      stated_for(a, paper or {}))]
         if wrong:
             a = wrong[0]
             out.append(conflict(claim, a, ", where the claim is implemented, but the claim "
                                           f"states {value.text}"))
     return out
+
+
+#: The values each claim of a paper states, by number: each with the claim's other values and
+#: context, to read which quantity the paper states it for.
+PaperValues = dict[str, list[tuple[StatedValue, list[StatedValue], "ClaimContext"]]]
+
+
+def paper_values(texts: Iterable[str]) -> PaperValues:
+    """The values the paper's claims (`texts`) state, by each of their keys."""
+    out: PaperValues = {}
+    for text in texts:
+        counted = stated_values(text, small=True)
+        context = claim_context(text)
+        for value in counted:
+            for key in value.keys:
+                out.setdefault(key, []).append((value, counted, context))
+    return out
+
+
+def stated_for(a: Assignment, paper: PaperValues) -> bool:
+    """The paper states a number `a` holds as the value of a quantity `a` names: `a` is
+    that quantity set for another configuration, stage or model size the paper describes."""
+    return any(names_quantity(a, _unqualified(value),
+                              quantity_of(value, counted, context, any_value=True), context)
+               for number in a.numbers for value, counted, context in paper.get(number, ()))
+
+
+def _unqualified(value: StatedValue) -> StatedValue:
+    """A value whose symbol is a generic word ("Learning rate schedule: max = 4e-4") read by
+    its quantity's words: the word bounds the quantity, it is no identifier of its own."""
+    return replace(value, symbol="") if value.symbol in GENERIC else value
 
 
 def written_in(name: str, text: str) -> bool:

@@ -103,15 +103,33 @@ def test_a_value_changed_where_the_claim_is_implemented_fails_though_bound_elsew
     assert any("where the claim is implemented" in r and "400" in r for r in result.reasons)
 
 
-def test_a_second_configuration_in_the_same_file_is_no_conflict(tmp_path: Path) -> None:
-    # Two runs configured side by side, the paper's and a short one: the short run's epochs
-    # are a second configuration, not a drift of the paper's.
+def side_by_side(tmp_path: Path, short_epochs: int) -> Path:
+    """The demo's reproduction with two runs configured side by side: a short one with
+    `short_epochs` epochs, and the paper's."""
     repo = broken(tmp_path, "config.py", "    epochs: int = 40\n", "")
     (repo / "config.py").write_text((repo / "config.py").read_text() + (
-        '\n\nSHORT_RUN = {"batch_size": 128, "epochs": 4}  # T training epochs\n'
+        f'\n\nSHORT_RUN = {{"batch_size": 128, "epochs": {short_epochs}}}  # T training epochs\n'
         'PAPER_RUN = {"batch_size": 128, "epochs": 40}  # T training epochs\n'))
-    result = results(repo)["smoothlr-D1-005"]
+    return repo
+
+
+def test_a_second_configuration_the_paper_states_is_no_conflict(tmp_path: Path) -> None:
+    # The paper also describes a short schedule of 4 epochs: the short run is that second
+    # configuration, not a drift of the paper's.
+    ablation = toy_claim("smoothlr-D3-099", "Short-schedule ablation: 4 training epochs.")
+    paper = PAPER.model_copy(update={"claims": (*PAPER.claims, ablation)})
+    result = results(side_by_side(tmp_path, 4), paper)["smoothlr-D1-005"]
     assert result.passed, result.reasons
+
+
+def test_a_second_configuration_holding_another_quantitys_number_conflicts(
+        tmp_path: Path) -> None:
+    # 5 is a number the paper states, but as the clipping threshold (tau = 5.0) and a count
+    # of seeds, never as epochs: 5 epochs beside the paper's 40 is no configuration it
+    # describes.
+    result = results(side_by_side(tmp_path, 5))["smoothlr-D1-005"]
+    assert not result.passed and result.findings == ["value_conflict"], result.reasons
+    assert any("epochs = 5" in r for r in result.reasons), result.reasons
 
 
 def test_a_configuration_key_conflicts_only_within_its_own_stage(tmp_path: Path) -> None:
@@ -158,19 +176,40 @@ def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
 
 def test_a_second_configuration_excuses_only_a_value_the_paper_states(tmp_path: Path) -> None:
     # Two settings classes side by side, each with a `cfg_scale`: the other one may hold the
-    # paper's value for another setting (5.0, stated by another claim), not any value.
+    # value the paper states for the guidance scale of another setting (5.0, stated by
+    # another claim), not any value, nor a number the paper states for something else
+    # (5.0 FPS).
     t2v = toy_claim("toy-D1-001", "CFG scale for T2V: classifier-free guidance scale=7.5")
-    vp = toy_claim("toy-D1-002",
-                   "Video prediction sampling uses no guidance at 5.0 FPS conditioning")
-    for other, fails in (("5.0", False), ("75.0", True)):
+    vp_scale = "Video prediction sampling: classifier-free guidance scale=5.0"
+    vp_fps = "Video prediction sampling uses no guidance at 5.0 FPS conditioning"
+    for case, (other, vp, fails) in enumerate((("5.0", vp_scale, False), ("5.0", vp_fps, True),
+                                               ("75.0", vp_scale, True))):
         files = {"config.py": (
             "from dataclasses import dataclass\n\n\n@dataclass\nclass T2VConfig:\n"
             f"    cfg_scale: float = {other}  # classifier-free guidance scale\n\n\n"
             "@dataclass\nclass SamplingConfig:\n"
             "    cfg_scale: float = 7.5  # classifier-free guidance scale\n")}
-        result = toy_check(tmp_path / other, files, t2v, vp)["toy-D1-001"]
-        assert (not result.passed) is fails, result.reasons
+        result = toy_check(tmp_path / str(case), files, t2v, toy_claim("toy-D1-002", vp))[
+            "toy-D1-001"]
+        assert (not result.passed) is fails, (other, vp, result.reasons)
     assert "T2VConfig.cfg_scale = 75.0" in result.reasons[0]
+
+
+def test_a_bound_the_paper_states_for_a_quantity_excuses_a_second_configuration(
+        tmp_path: Path) -> None:
+    # "max = 4e-4" of a learning-rate schedule is a learning rate the paper states: a second
+    # configuration's `learning_rate = 0.0004` beside the Sudoku run's is no drift of it.
+    sudoku = toy_claim("toy-D1-001", "Sudoku: learning rate = 0.001, batch size = 128")
+    schedule = toy_claim("toy-D1-002", "Learning rate schedule: cosine decay, max = 4e-4, "
+                                       "min = 4e-5")
+    files = {"config.py": (
+        "RUNS = {\n    'pretrain': {'learning_rate': 0.0004, 'batch_size': 128},\n"
+        "    'sudoku': {'learning_rate': 0.001, 'batch_size': 128},\n}\n")}
+    result = toy_check(tmp_path / "stated", files, sudoku, schedule)["toy-D1-001"]
+    assert result.passed, result.reasons
+    # without the schedule claim, nothing the paper states is that second configuration
+    result = toy_check(tmp_path / "unstated", files, sudoku)["toy-D1-001"]
+    assert not result.passed and result.findings == ["value_conflict"], result.reasons
 
 
 def test_a_name_may_take_words_of_the_claim_besides_its_quantitys(tmp_path: Path) -> None:
