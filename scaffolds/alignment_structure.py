@@ -54,6 +54,11 @@ OPERATIONS = frozenset({"sqrt", "norm", "exp", "log", "sum", "mean", "softmax", 
                         "tanh", "abs", "relu", "silu", "gelu", "cos", "sin", "square"})
 #: Operations that reduce over components, which papers often leave implicit.
 REDUCTIONS = frozenset({"sum", "mean"})
+#: Methods that lay a tensor out, or move or cast it, without changing its values: the code's
+#: `alpha1.unsqueeze(1)` is the paper's `alpha_1`.
+LAYOUT_METHODS = frozenset({"unsqueeze", "squeeze", "view", "view_as", "reshape", "expand",
+                            "expand_as", "to", "type_as", "float", "double", "half",
+                            "contiguous", "detach", "clone", "flatten"})
 #: What a leaf spelled as the paper spells it weighs towards telling the paper's expression
 #: from any other of its shape: a constant or an operation (`1`, `exp`) some, a name more.
 ANCHOR, NAME_ANCHOR = 1, 2
@@ -123,8 +128,9 @@ def _call(node: ast.Call) -> Node:
     """`sqrt(d)` is `d^0.5`; `x.norm(dim=-1)` and `torch.norm(x)` are the operation `norm` of
     their one operand; a function of one one-letter variable other than an operation is a
     name (the paper's `sigma(t)` is the code's `sigma_t`, its `sigmoid(x)` stays a sigmoid); a
-    method called without arguments is its object (`self.alpha.get_value()` is `alpha`); any
-    other call is a leaf."""
+    method called without arguments, or one that only lays its object out (`LAYOUT_METHODS`),
+    is its object (`self.alpha.get_value()` is `alpha`); a getter is what it gets
+    (`self.get_hat_alpha(i)` is `hat_alpha`); any other call is a leaf."""
     func = node.func
     if isinstance(func, ast.Name) and len(node.args) == 1 and not node.keywords and \
             isinstance(node.args[0], ast.Name) and len(node.args[0].id) == 1 and \
@@ -139,8 +145,11 @@ def _call(node: ast.Call) -> Node:
             if name == "sqrt":
                 return Node("power", children=((0, operand), (0, Node("number", "0.5"))))
             return Node("call", name, ((0, operand),))
-    if not node.args and not node.keywords and isinstance(func, ast.Attribute):
+    if isinstance(func, ast.Attribute) and (name in LAYOUT_METHODS or
+                                            not node.args and not node.keywords):
         return tree(func.value)
+    if name.startswith("get_") and len(name) > 5:  # `_get_hat_alpha(t)` is hat_alpha at t
+        return Node("name", name[4:])
     return Node("other")
 
 

@@ -55,6 +55,8 @@ _PHRASE_END = re.compile(r"[A-Za-z]{2,}\s+$")
 #: The bounds of an index range (`vel[0:3]`, `joint positions[12:41]`) are positions.
 _SLICE_BEFORE = re.compile(r"\[\s*-?\d*\s*:\s*$")
 _SLICE_AFTER = re.compile(r"\s*:\s*-?\d*\s*\]")
+#: The hyphen of a compound modifier: a number and a word joined (`32-frame`, `2-layer`).
+_COMPOUND = re.compile(r"(?<=\d)-(?=[A-Za-z]{3,}\b)")
 #: The rest of a square size after its first side (`×512` of "512×512").
 _SQUARE = re.compile(r"\s*[×x]\s*(\d+)(?![\w.])")
 
@@ -86,6 +88,7 @@ def stated_values(text: str, small: bool = False) -> list[StatedValue]:
     "1000 training samples"): not to be looked for everywhere, as it is in most code, but
     to be compared with a name that counts that noun."""
     text = GROUPED_THOUSANDS.sub(lambda m: m.group(0).replace(",", "").ljust(len(m.group(0))), text)
+    text = _COMPOUND.sub(" ", text)  # "a 32-frame clip" counts frames: no subtraction
     groups: dict[int, list[Number]] = {}
     for number in extract_numbers(text):
         groups.setdefault(number.start, []).append(number)
@@ -656,7 +659,7 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
             for p in parts - own)
     if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
         return False  # `n_models` counts models: it is not "models at $5.00"
-    if value.count and not counts_noun(a.name, value.head):
+    if value.count and not counts_noun(a.name, value.head, owner_named(a, claim.terms)):
         return False  # "5 seeds" is no `seed = 42`
     # `gpus` is not "GPU hours"; but a symbol's value ("L=2048 tokens") is in its unit, and
     # a period ("every 10,000 steps") is named as one (`inner_loop_frequency`)
@@ -749,21 +752,31 @@ def _noun_phrase(tail: str) -> list[str]:
     if not re.match(r"\s+[A-Za-z]", tail):
         return []
     phrase = []
-    for word in re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()[:3]:
-        if word.lower() in _LINKS:
+    words = re.split(r"[,;:()\[\].]", tail, maxsplit=1)[0].split()
+    for i, word in enumerate(words[:3]):
+        if word.lower() in _LINKS or _participle(word, words[i + 1:i + 2]):
             break
         phrase.append(word)
     return phrase
 
 
-def counts_noun(name: str, noun: str) -> bool:
+def _participle(word: str, following: list[str]) -> bool:
+    """A past participle that ends the phrase or precedes a linking word begins a clause
+    about the value ("0.1 applied to all parameters", "5 seeds used for ..."); before a
+    noun it is an adjective ("1,000 labeled samples")."""
+    return len(word) > 4 and word.lower().endswith("ed") and (
+        not following or following[0].lower() in _LINKS | {"by", "from", "as", "into"})
+
+
+def counts_noun(name: str, noun: str, owned: bool = False) -> bool:
     """The name counts `noun`: it has a count word beside the noun (`n_gpus`, `num_layer`),
     or the noun in the plural after a word that says which (`train_samples`,
-    `convlstm_layers`; a bare `epochs` may count any epochs of the system)."""
+    `convlstm_layers`), or in its section (`owned`: `hardware.nodes` for "the same hardware
+    ... 8 compute nodes"); a bare `epochs` may count any epochs of the system."""
     parts = [p.lower() for p in split_identifier(name)]
     has_noun = [p for p in parts if covered(noun, frozenset(word_terms(p)))]
-    return bool(has_noun) and (bool(_COUNTS & set(parts)) or len(parts) > 1 and any(
-        p.endswith("s") for p in has_noun))
+    return bool(has_noun) and (bool(_COUNTS & set(parts)) or (len(parts) > 1 or owned) and
+                               any(p.endswith("s") for p in has_noun))
 
 
 def identifier_parts(symbol: str, name: str, claim: ClaimContext
@@ -984,9 +997,20 @@ def _name_terms(index: RepoIndex) -> list[tuple[Assignment, frozenset[str]]]:
     found = index.cache.get("alignment_name_terms")
     if found is None:
         found = index.cache["alignment_name_terms"] = [
-            (a, name_terms(a.name) - GENERIC) for a in index.assignments
+            (a, name_terms(a.name) - GENERIC) for a in map(_greek_spelt, index.assignments)
             if index.files[a.file].kind != EvidenceKind.TEST]
     return found
+
+
+def _greek_spelt(a: Assignment) -> Assignment:
+    """`a` with each Greek letter of its name spelt out as a part of its own: the code's
+    `wωz` is the claim's `w_omega_z`."""
+    if not any(letter in a.name for letter in GREEK):
+        return a
+    name = a.name
+    for letter, spelt in GREEK.items():
+        name = name.replace(letter, f"_{spelt.rstrip('_')}_")
+    return replace(a, name=re.sub(r"_+", "_", name).strip("_"))
 
 
 def strongly_related(a: Assignment, quantity: frozenset[str], claim: frozenset[str]) -> bool:

@@ -319,6 +319,13 @@ def test_a_small_round_value_assigned_by_the_claim_is_checked(tmp_path: Path) ->
     assert results(repo)["smoothlr-D1-001"].findings == ["value_conflict"]
 
 
+def test_a_number_joined_to_a_word_counts_it() -> None:
+    # "32-frame" is 32 frames, not 32 minus something; `t-1` stays a formula
+    values = alignment_values.stated_values("Stage 1: batch_size=288, 32-frame, causal; "
+                                            "noise at t-1", small=True)
+    assert [(v.text, v.head) for v in values] == [("288", ""), ("32", "frame")]
+
+
 def test_a_value_assigned_inside_brackets_is_a_stated_value() -> None:
     from sabench.scaffolds.alignment_values import stated_values
 
@@ -683,11 +690,32 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
      "class SweepConfig:\n    scale_factors = {}\n    bottlenecks = [4, 8, 16, 32]\n"
      "    tolerance = 0.01\n",
      "[0.01, 0.1, 1.0, 10.0]", "[0.1, 0.1, 1.0, 10.0]"),
+    # "applied to ..." says what the value applies to: no noun the name must count
+    ("MDM training weight decay: 0.1 applied to all model parameters",
+     "import torch\n\n\nclass MDMTrainingConfig:\n    weight_decay = {}\n    dropout = 0.1\n"
+     "\n\ndef mdm_optimizer(model, config):\n    return torch.optim.AdamW(model.parameters(), "
+     "weight_decay=config.weight_decay)\n", 0.1, 1),
+    # a Greek letter in the code's name is a part of it, spelt out: `wωz` is `w_omega_z`
+    ("Reward weights: w_v_xy=1.0, w_omega_z=0.5, w_g=-5.0",
+     "REWARD_WEIGHTS = {{'w_v_xy': 1.0, 'wωz': {}, 'w_g': -5.0}}\nSMOOTHING = 0.5\n",
+     0.5, 5),
 ])
 def test_a_value_is_told_apart_from_the_claims_other_values(
         tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
     claim = toy_claim("toy-D1-001", text)
     assert drifted_and_faithful(tmp_path, claim, code, good, bad) == (True, False)
+
+
+def test_a_bare_plural_counts_its_noun_in_a_section_the_claim_names(tmp_path: Path) -> None:
+    # `hardware.nodes` counts the nodes of "the same hardware"; a bare `epochs` of an
+    # unnamed section might count any epochs of the system
+    claim = toy_claim("toy-D1-001", "Training infrastructure: 64 A100 GPUs across 8 compute "
+                                    "nodes; the same hardware for both model sizes.")
+    code = "hardware:\n  gpus: 64\n  gpu_model: A100\n  nodes: {}\nlogging:\n  every: 8\n"
+    assert drifted_and_faithful(tmp_path, claim, code, 8, 80, "config.yaml") == (True, False)
+    unnamed = code.replace("hardware:", "cluster:")
+    assert drifted_and_faithful(tmp_path / "unnamed", claim, unnamed, 8, 80, "config.yaml") == (
+        True, True)
 
 
 def test_a_section_named_by_the_claim_holds_its_value(tmp_path: Path) -> None:

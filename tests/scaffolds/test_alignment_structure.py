@@ -101,6 +101,17 @@ def test_a_reduction_the_paper_leaves_implicit_is_looked_through() -> None:
     assert matched("w_g * g_xy ** 2", "weight / torch.mean(g_xy ** 2, dim=-1)") == {1: 3}
 
 
+def test_a_name_laid_out_or_fetched_by_a_getter_is_the_name() -> None:
+    # `alpha1.unsqueeze(1)` broadcasts the paper's alpha1, `beta1.to(x.dtype)` casts beta1:
+    # both anchor the match; a getter of a name (`self._get_hat_alpha(i)`) is that name
+    paper = "alpha1 * LN(z) + beta1"
+    assert matched(paper, "alpha1.unsqueeze(1) * normed + beta1.to(normed.dtype)") == {0: 4}
+    assert matched(paper, "alpha1.unsqueeze(1) * normed - beta1.unsqueeze(1)") == {1: 4}
+    assert matched("1 - hat_alpha_t", "1.0 + self._get_hat_alpha(idx)") == {1: 3}
+    # a call that computes something is still a leaf that anchors nothing
+    assert matched(paper, "alpha1.mul(2) * normed + beta1.unsqueeze(1)") == {0: 2}
+
+
 def test_a_papers_letter_anchors_the_code_name_it_begins(tmp_path: Path) -> None:
     # `q_0` alone is too little of `q - q_0`; the code's `q_pos` begins with the paper's `q`
     assert matched("q - q_0", "q_pos + q_0") == {1: 3}
