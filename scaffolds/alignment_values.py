@@ -130,10 +130,11 @@ def stated_values(text: str, small: bool = False) -> list[StatedValue]:
     return out
 
 
-def spelt_out(text: str) -> str:
-    """Greek letters and subscript digits as an identifier spells them (`β₁` is `beta1`)."""
+def spelt_out(text: str, apart: bool = False) -> str:
+    """Greek letters and subscript digits as an identifier spells them (`β₁` is `beta1`);
+    with `apart`, each letter between underscores, a part of its own (`wωz`: `w_omega_z`)."""
     for letter, name in GREEK.items():
-        text = text.replace(letter, name.rstrip("_"))
+        text = text.replace(letter, f"_{name.rstrip('_')}_" if apart else name.rstrip("_"))
     return text.translate(_SUBSCRIPTS)
 
 
@@ -1007,10 +1008,7 @@ def _greek_spelt(a: Assignment) -> Assignment:
     `wωz` is the claim's `w_omega_z`."""
     if not any(letter in a.name for letter in GREEK):
         return a
-    name = a.name
-    for letter, spelt in GREEK.items():
-        name = name.replace(letter, f"_{spelt.rstrip('_')}_")
-    return replace(a, name=re.sub(r"_+", "_", name).strip("_"))
+    return replace(a, name=re.sub(r"_+", "_", spelt_out(a.name, apart=True)).strip("_"))
 
 
 def strongly_related(a: Assignment, quantity: frozenset[str], claim: frozenset[str]) -> bool:
