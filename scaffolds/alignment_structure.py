@@ -33,7 +33,7 @@ import ast
 import itertools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sabench.scaffolds.alignment_formulas import (
     GREEK,
@@ -43,10 +43,11 @@ from sabench.scaffolds.alignment_formulas import (
     normalise_formula,
     python_module,
 )
-from sabench.scaffolds.alignment_rules import carriers
+from sabench.scaffolds.alignment_rules import GENERIC, carriers, covered, name_terms
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import Definition, RepoIndex, parse_python
 from sabench.verifiers.spec import Claim, Dimension
+from sabench.verifiers.terms import term_set
 
 #: Operations written as calls that compute one thing of one operand, whatever their keyword
 #: arguments (`dim=-1`) and whichever library holds them (`np.exp`, `torch.exp`, `x.exp()`).
@@ -76,6 +77,9 @@ class Node:
     kind: str
     label: str = ""
     children: tuple[tuple[int, Node], ...] = ()
+    #: For a name of the paper's formula, the words the paper defines it with (`s : scaling
+    #: factor`): a code name in those words (`scale_factor`) is that symbol.
+    words: frozenset[str] = frozenset()
 
     def leaves(self) -> int:
         if not self.children:
@@ -189,6 +193,9 @@ def match(paper: Node, code: Node, names_agree: bool = False) -> dict[int, int]:
     if paper.kind == "name" and code.kind == "name" and len(paper.label) == 1 and \
             code.label.lower().split("_")[0] == paper.label.lower():
         return {0: ANCHOR}  # `q` of the paper, `q_pos` of the code: a letter says little
+    if paper.kind == "name" and code.kind == "name" and paper.words and \
+            any(covered(t, paper.words) for t in name_terms(code.label) if len(t) > 2):
+        return {0: ANCHOR}  # `rating_a` for the paper's `Q_i`, "Q_i: Bradley-Terry ratings"
     if names_agree and paper.kind == "name" and code.kind != "other":
         return {}  # another name, or arithmetic in its place (`d_ff` solved for, not used)
     return {0: 0}  # a name of the paper may be computed in place in the code
@@ -325,13 +332,67 @@ def claim_formulas(text: str) -> list[tuple[str, Node]]:
     parser reads, outermost first, each once."""
     found: dict[Node, str] = {}
     text = normalise_formula(_notation(text))
+    defined = glossary(text)
     pieces = [_SUM_OVER.sub("", p) for p in right_hand_sides(text)] + groups(text)
     for piece in dict.fromkeys(map(implicit_products, pieces)):
         parsed = longest_formula(piece)
         if parsed is not None:
-            for node in _compounds(tree(parsed[1])):
+            for node in _compounds(with_words(tree(parsed[1]), defined)):
                 found.setdefault(node, parsed[0])
     return [(piece, node) for node, piece in found.items()]
+
+
+#: A symbol the paper defines in words: one letter, a name with an index (`Q_i`, `f_theta`)
+#: or a Greek letter spelt out, possibly primed; several may share one definition.
+_DEFINED = r"(?:[A-Za-z]'?|[A-Za-z]\w*_\w+'?|(?:" + "|".join(sorted(set(GREEK.values()))) + r"))"
+_DEFINITION = re.compile(
+    rf"(?<![\w.])({_DEFINED}(?:\s*,\s*{_DEFINED})*)\s*(?::|=|\bis\b|\bare\b|\bdenotes\b|"
+    r"\brepresents\b)\s*(?:the\s+|a\s+|an\s+)?([A-Za-z][A-Za-z-]*(?:\s+[A-Za-z][A-Za-z-]*)*)")
+#: Words that end the words a symbol is defined with ("the distribution of the output").
+_DEFINITION_END = frozenset({"that", "which", "with", "where", "when", "for", "of", "to", "in",
+                             "on", "and", "or", "from", "by", "over", "at", "as", "is", "are",
+                             "if", "the", "a", "an"})
+#: Words that say what a symbol is like, not what it is ("X_1 is independent", "sigma is
+#: small", "lambda = inf"): no name of the code is written in them.
+_PREDICATES = frozenset(t for word in (
+    "small", "large", "independent", "equivalent", "found", "provided", "fed", "given",
+    "approximately", "infinity", "inf", "positive", "negative", "fixed", "used", "computed",
+    "defined", "set", "zero", "one", "constant", "sufficiently", "updated", "learned",
+    "trainable", "optional", "same", "different", "random", "shared")
+    for t in term_set(word))
+_GREEK_NAMES = frozenset(GREEK.values())
+
+
+def glossary(text: str) -> dict[str, frozenset[str]]:
+    """The symbols a (normalised) claim defines in words, with those words' terms: `Q_i, Q_j
+    : Bradley-Terry coefficient ratings`, `h is a learned feature encoder`, `P_k =
+    precision`. A word followed by a bracket is an operation, not a definition (`x_t =
+    sqrt(...)`)."""
+    out: dict[str, frozenset[str]] = {}
+    for found in _DEFINITION.finditer(text):
+        if text[found.end():found.end() + 1] == "(":
+            continue
+        words = []
+        for word in found.group(2).split():
+            if word.lower() in _DEFINITION_END | _GREEK_NAMES or len(words) == 4:
+                break
+            words.append(word)
+        terms = frozenset(t for word in words for t in term_set(word))
+        terms -= GENERIC | OPERATIONS | _PREDICATES
+        if terms:
+            for symbol in re.split(r"\s*,\s*", found.group(1)):
+                out.setdefault(label(symbol.rstrip("'")), terms)
+    return out
+
+
+def with_words(node: Node, defined: dict[str, frozenset[str]]) -> Node:
+    """`node` with each name the paper defines in words carrying those words."""
+    if node.kind == "name" and node.label in defined:
+        return replace(node, words=defined[node.label])
+    if not node.children:
+        return node
+    return replace(node, children=tuple((side, with_words(child, defined))
+                                        for side, child in node.children))
 
 
 #: A symbol of a formula, as a paper writes it beside another to multiply them: a letter, a

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from sabench.scaffolds.alignment_structure import claim_formulas, match, same_name, tree
+from sabench.scaffolds.alignment_structure import (
+    claim_formulas,
+    glossary,
+    match,
+    same_name,
+    tree,
+)
 from sabench.verifiers.spec import Claim
 
 from .test_alignment_check import toy_check, toy_claim
@@ -79,6 +85,34 @@ def test_a_formula_the_code_computes_with_one_other_operator_fails(tmp_path: Pat
         result = toy_check(tmp_path / f"repo{sign}", {"ratings.py": code}, claim)[claim.id]
         assert ("operations" in result.findings) is fails, result
     assert any("one operator apart" in r and "ratings.py:9" in r for r in result.reasons)
+
+
+def test_a_code_name_in_the_words_that_define_a_symbol_anchors_it(tmp_path: Path) -> None:
+    # the code names nothing as the paper does (`rating_a` for `Q_i`, `scale_factor` for
+    # `s`), but in the words the claim defines those symbols with
+    claim = toy_claim("toy-D2-001", "Win probability: Pr(i beats j) = 1 / (1 + exp(-(Q_i - "
+                                    "Q_j) / s)) where Q_i, Q_j : Bradley-Terry ratings of the "
+                                    "two models; s : scaling factor of the logistic.")
+    code = ("import math\n\n\nclass Arena:\n"
+            "    def __init__(self, scale_factor):\n        self.scale_factor = scale_factor\n\n"
+            "    def win_probability(self, rating_a, rating_b):\n"
+            "        return 1 / (1 + math.exp(-(rating_a - rating_b) / self.scale_factor))\n")
+    drifted = code.replace("(1 + math", "(1 - math")
+    assert flagged(tmp_path / "repo", claim, "arena.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "arena.py", drifted) is True
+    # without the definitions the same code anchors too little of the formula to be its drift
+    bare = toy_claim("toy-D2-001", "Win probability: Pr(i beats j) = 1 / (1 + exp(-(Q_i - "
+                                   "Q_j) / s)) for two models.")
+    assert flagged(tmp_path / "bare", bare, "arena.py", drifted) is False
+
+
+def test_a_symbol_is_defined_by_its_words_not_by_what_it_is_like() -> None:
+    defined = glossary("where h is a learned feature encoder, g is the forward dynamics model, "
+                       "X_1 is independent of X_0 and x_t = sqrt(alpha) * x_0; P_k = precision")
+    assert defined["h"] >= {"feature", "encod"} and "learn" not in defined["h"]
+    assert defined["g"] >= {"forward", "dynamic"}
+    assert defined["p_k"] == {"precision"}
+    assert "x_1" not in defined and "x_t" not in defined  # a property, an operation
 
 
 def test_a_small_shape_needs_the_papers_names_to_say_it_is_the_formula(tmp_path: Path) -> None:
