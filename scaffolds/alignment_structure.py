@@ -318,8 +318,26 @@ _ONE_INDEX = re.compile(r"_\{(\w+)\}")
 _SUM_OVER = re.compile(r"^(?:Σ|sum|E)_(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|\w)(?:\^\{?\w+\}?)?\s*")
 
 
+#: A divergence between two distributions (`KL(q(y|x) || p(y))`, `D_{KL}(pi_theta || pi_ref)`).
+_DIVERGENCE = re.compile(r"\b(?:D_\{?KL\}?|KL)\s*\(")
+
+
+def divergences_named(text: str) -> str:
+    """Each divergence written as the one quantity `KL` it is in a formula: its conditional
+    bars and `||` are no norms, and the code holds it as one value (`kl_loss`)."""
+    while found := _DIVERGENCE.search(text):
+        depth = 0
+        for i in range(found.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+        rest = text[i + 1:] if depth == 0 else text[found.end():]  # unclosed: the opener
+        text = text[:found.start()] + "KL " + rest
+    return text
+
+
 def _notation(text: str) -> str:
-    text = text.replace("²", "^2").replace("‖", "||")
+    text = divergences_named(text.replace("²", "^2").replace("‖", "||"))
     text = re.sub(r"\^([A-Za-z][A-Za-z_]{2,})", r"_\1", text)  # `v^base` names, not powers
     text = _NORM.sub(lambda m: f"norm({m.group(1)})" + (f"^{m.group(2)}" if m.group(2) else ""),
                      text)

@@ -73,6 +73,10 @@ def test_formulas_are_read_through_brackets_norms_sums_and_labels() -> None:
     assert read("Flat orientation reward: r_g = w_g g_{xy}^2, where g_{xy} is gravity") == {
         "w_g * g_xy ** 2"}
     assert "h + a * b" in read("Update: h = h + a * b after every block")
+    # a divergence is one quantity: its bars are neither norms nor the formula's end
+    assert "recon + beta * KL" in read("VAE loss: L = recon + beta * KL( q_omega(y|x) || p(y) )")
+    assert "r_phi - beta * KL" in read("Reward: R = r_phi - beta * D_{KL}(pi_theta(.|x) || "
+                                       "pi_sft(.|x)), per token")
 
 
 def test_a_formula_the_code_computes_with_one_other_operator_fails(tmp_path: Path) -> None:
