@@ -7,10 +7,12 @@ flipped sign only where the code spells the paper's names. Reproductions rarely 
 the shape of the formula instead: sums and products (in any order of their terms), powers and
 named operations, down to leaves. A leaf of the paper's formula matches any leaf of the code,
 but only leaves that the code spells as the paper does (the same constant, the same name or an
-abbreviation of it) *anchor* the match. Where the code that carries the claim holds an
-expression of the formula's shape with enough anchors and one operator other than the paper's
-(`-` for `+`, `/` for `*`), and no expression of that shape with the paper's operators, the
-claim fails: the code computes something else.
+abbreviation of it, or a name in the words the claim defines the symbol with) *anchor* the
+match. Where a function that carries the claim holds an expression of the formula's shape
+with enough anchors and one operator other than the paper's (`-` for `+`, `/` for `*`), and
+no expression of that shape with the paper's operators, the claim fails: that function
+computes something else, whatever another function computes with the same terms (the loss's
+`1 - alpha_t` is no excuse for the masking's `1 + alpha_t`).
 
 An anchoring name of two letters or more weighs 2, a constant, an operation or a one-letter
 name 1 (the same letter, or the first part of the code's name: `q` and `q_pos`); enough
@@ -176,7 +178,11 @@ def match(paper: Node, code: Node, names_agree: bool = False) -> dict[int, int]:
         return {0: 0} if _leaf(code) else {}
     if paper.kind == "power":
         if code.kind == "power":
-            return _combine([match(paper.children[0][1], code.children[0][1], names_agree),
+            base, code_base = paper.children[0][1], code.children[0][1]
+            if _squared_norm(paper) and not (code_base.kind == "call" and
+                                             code_base.label == "norm"):
+                base = base.children[0][1]  # the paper's ||x||^2 is the code's sum of x**2
+            return _combine([match(base, code_base, names_agree),
                              match(paper.children[1][1], code.children[1][1], names_agree)])
         return {0: 0} if _leaf(code) else {}
     if paper.kind == "call":
@@ -219,6 +225,13 @@ def _match_terms(paper: Node, code: Node, names_agree: bool = False) -> dict[int
         return {}
     pairs = [[match(p, c, names_agree) for _, c in code.children] for _, p in paper.children]
     signs = [[_side(ps) == _side(cs) for cs, _ in code.children] for ps, _ in paper.children]
+    if paper.kind == "product":  # the paper's `/ 2` is the code's `* 0.5`
+        for i, (ps, p) in enumerate(paper.children):
+            for j, (cs, c) in enumerate(code.children):
+                if p.kind == c.kind == "number":
+                    same = _same_factor(float(p.label) ** ps, float(c.label) ** cs)
+                    pairs[i][j] = {0: ANCHOR} if same is not None else {}
+                    signs[i][j] = bool(same)
     best: dict[int, int] = {}
     negations = (1, -1) if paper.kind == "sum" else (1,)
     for order in itertools.permutations(range(n)):
@@ -232,6 +245,20 @@ def _match_terms(paper: Node, code: Node, names_agree: bool = False) -> dict[int
             for f, anchors in found.items():
                 best[f] = max(best.get(f, -1), anchors)
     return best
+
+
+def _squared_norm(node: Node) -> bool:
+    base, exponent = node.children[0][1], node.children[1][1]
+    return base.kind == "call" and base.label == "norm" and exponent.kind == "number" and \
+        exponent.label == "2"
+
+
+def _same_factor(paper: float, code: float) -> bool | None:
+    """A constant factor of the code is the paper's (True), its inverse (False: one operator
+    other than the paper's, `* 2` for `/ 2`), or another (None)."""
+    if math.isclose(paper, code):
+        return True
+    return False if code and math.isclose(paper, 1 / code) else None
 
 
 def _side(value: int) -> int:
@@ -338,6 +365,7 @@ def divergences_named(text: str) -> str:
 
 def _notation(text: str) -> str:
     text = divergences_named(text.replace("²", "^2").replace("‖", "||"))
+    text = re.sub(r"(?<=[\w}])'", "_prime", text)  # `h(s')` reads as a name, not a string
     text = re.sub(r"\^([A-Za-z][A-Za-z_]{2,})", r"_\1", text)  # `v^base` names, not powers
     text = _NORM.sub(lambda m: f"norm({m.group(1)})" + (f"^{m.group(2)}" if m.group(2) else ""),
                      text)
@@ -505,13 +533,14 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     formulas = claim_formulas(claim.text)
     if not formulas:
         return []
-    code = [found for d in carriers(index, check) for found in expressions_in(index, d)]
-    drifted = one_operator_apart([(piece, formula, max(3, math.ceil(0.75 * formula.leaves())))
-                                  for piece, formula in formulas], code)
-    if drifted:
-        piece, where, text = drifted
-        return [(f"the claim computes {piece}; the code computes {text} at {where}, "
-                 f"one operator apart", where)]
+    wanted = [(piece, formula, max(3, math.ceil(0.75 * formula.leaves())))
+              for piece, formula in formulas]
+    for d in carriers(index, check):
+        drifted = one_operator_apart(wanted, expressions_in(index, d))
+        if drifted:
+            piece, where, text = drifted
+            return [(f"the claim computes {piece}; the code computes {text} at {where}, "
+                     f"one operator apart", where)]
     return []
 
 

@@ -73,6 +73,8 @@ def test_formulas_are_read_through_brackets_norms_sums_and_labels() -> None:
     assert read("Flat orientation reward: r_g = w_g g_{xy}^2, where g_{xy} is gravity") == {
         "w_g * g_xy ** 2"}
     assert "h + a * b" in read("Update: h = h + a * b after every block")
+    # a primed symbol is a name
+    assert "h(s_prime) - g(s)" in read("Error: e = h(s') - g(s), per transition")
     # a divergence is one quantity: its bars are neither norms nor the formula's end
     assert "recon + beta * KL" in read("VAE loss: L = recon + beta * KL( q_omega(y|x) || p(y) )")
     assert "r_phi - beta * KL" in read("Reward: R = r_phi - beta * D_{KL}(pi_theta(.|x) || "
@@ -181,7 +183,7 @@ def test_formulas_are_read_as_the_paper_writes_them(tmp_path: Path, text: str, c
     assert flagged(tmp_path / "drifted", claim, "model.py", code.replace(*drift)) is True
 
 
-def test_the_formula_computed_as_the_paper_says_anywhere_in_its_code_excuses(
+def test_the_formula_computed_as_the_paper_says_in_the_same_function_excuses(
         tmp_path: Path) -> None:
     claim = toy_claim("toy-D2-001", "Residual update: h = h_prev + alpha_r * (h_new - h_prev) "
                                     "after every block.")
@@ -191,6 +193,30 @@ def test_the_formula_computed_as_the_paper_says_anywhere_in_its_code_excuses(
     only_drifted = code.replace("return h_prev + alpha_r", "return h_prev - alpha_r")
     assert flagged(tmp_path / "repo", claim, "update.py", code) is False
     assert flagged(tmp_path / "drifted", claim, "update.py", only_drifted) is True
+
+
+def test_another_function_computing_the_formula_does_not_excuse_a_drifted_one(
+        tmp_path: Path) -> None:
+    claim = toy_claim("toy-D2-001", "Forward masking: each token is masked independently with "
+                                    "probability (1 - alpha_t) at time t.")
+    code = ("import torch\n\n\ndef forward_mask(tokens, alpha_t):\n"
+            "    mask_prob = 1.0 - alpha_t\n"
+            "    return torch.rand(tokens.shape) < mask_prob\n\n\n"
+            "def masked_loss(loss, alpha_t):\n"
+            "    return loss / (1.0 - alpha_t)\n")
+    drifted = code.replace("mask_prob = 1.0 - alpha_t", "mask_prob = 1.0 + alpha_t")
+    assert flagged(tmp_path / "repo", claim, "masking.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "masking.py", drifted) is True
+
+
+def test_a_constant_and_a_squared_norm_are_compared_by_what_they_compute() -> None:
+    # the paper's `/ 2` is the code's `* 0.5`, and `* 2` is one operator from it
+    assert 0 in matched("(1 - a_t) / 2", "0.5 * (1 - a_t)")
+    assert set(matched("(1 - a_t) / 2", "(1 - a_t) * 2")) == {1}
+    assert matched("(1 - a_t) / 2", "(1 - a_t) * 3") == {}
+    # the paper's squared norm is the code's sum of squares
+    assert 0 in matched("norm(x_pred - x_true) ** 2", "torch.sum((x_pred - x_true) ** 2)")
+    assert set(matched("norm(x_pred - x_true) ** 2", "((x_pred + x_true) ** 2).sum()")) == {1}
 
 
 def flagged(repo: Path, claim: Claim, file: str, code: str) -> bool:
