@@ -669,6 +669,9 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
             value.every and p.lower() in _PERIODS for p in _parts(a.name)):
         return False
     named, qualified, of_quantity_parts = False, False, 0
+    # another part is in the value's own words: a measure word beside it says in what
+    measured = any(any(covered(t, value.quantity) for t in word_terms(part)) and not
+                   frozenset(word_terms(part)) <= _MEASURES for part in _parts(a.name))
     for part in _name_parts(a.name, claim):
         words = frozenset(word_terms(part))
         if not words and part in _LINKS:
@@ -681,6 +684,8 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
             return False
         if words <= (GENERIC | _CONTAINERS | _SIZE_UNITS) - _QUALIFIERS:
             continue
+        if words <= _MEASURES and measured and not any(covered(t, quantity) for t in words):
+            continue  # `pad_len` for "pad tokens = 212": how it is measured, not of what
         words = _alike(words)
         of_quantity = any(covered(t, quantity) for t in words) or _shortens(part, quantity) \
             or value.every and part in _PERIODS
@@ -707,8 +712,8 @@ def _shortens(part: str, terms: frozenset[str]) -> bool:
 
 
 #: Words that name one quantity in two fields' usage: a diffusion model's sampling steps are
-#: its inference steps.
-_ALIKE = {"sampl": "inference", "inference": "sampl"}
+#: its inference steps, and an iteration of a loop is its step.
+_ALIKE = {"sampl": "inference", "inference": "sampl", "iter": "step", "step": "iter"}
 
 
 def _alike(words: frozenset[str]) -> frozenset[str]:
@@ -787,8 +792,25 @@ def identifier_parts(symbol: str, name: str, claim: ClaimContext
     which shortens it), and the name's."""
     own, parts = _name_parts(symbol, claim), _name_parts(name, claim)
     if not own <= parts:
-        own = _abbreviated(symbol, name) or _shortened(own, parts) or own
+        own = _abbreviated(symbol, name) or _shortened(own, parts) or _alike_parts(
+            own, parts) or own
     return own, parts
+
+
+def _alike_parts(own: frozenset[str], parts: frozenset[str]) -> frozenset[str]:
+    """The identifier's parts with each one the name lacks replaced by a part of the name
+    that says the same (`iterations` for `steps`), or nothing if one has no such part."""
+    found = set()
+    for part in own:
+        if part in parts:
+            found.add(part)
+            continue
+        words = frozenset(word_terms(part))
+        alike = [p for p in parts if words & {_ALIKE[w] for w in word_terms(p) if w in _ALIKE}]
+        if not alike:
+            return frozenset()
+        found.add(alike[0])
+    return frozenset(found)
 
 
 def _shortened(own: frozenset[str], parts: frozenset[str]) -> frozenset[str]:
@@ -804,14 +826,29 @@ def _shortened(own: frozenset[str], parts: frozenset[str]) -> frozenset[str]:
 
 
 def _abbreviated(symbol: str, name: str) -> frozenset[str]:
-    """The parts of `name` whose initials spell `symbol` (`learning`, `rate` for `lr`)."""
+    """The parts of `name` that `symbol` abbreviates, each by letters of its own that start
+    with its first (`learning`, `rate` for `lr`; `batch`, `size` for `bsz`)."""
     parts = [p.lower() for p in split_identifier(name)]
     short = symbol.replace("_", "").lower()
     for i in range(len(parts)):
         for j in range(i + 2, min(len(parts), i + 3) + 1):
-            if "".join(p[0] for p in parts[i:j]) == short:
+            if _spells(short, parts[i:j]):
                 return frozenset(parts[i:j]) - _NO_QUANTITY
     return frozenset()
+
+
+def _spells(short: str, parts: list[str]) -> bool:
+    """`short` is, part by part, a start of each part's letters in order (`b` + `sz`)."""
+    if not parts:
+        return not short
+    head, rest = parts[0], parts[1:]
+    for cut in range(1, len(short) - len(rest) + 1):
+        piece = short[:cut]
+        letters = iter(head)
+        if piece[0] == head[0] and all(ch in letters for ch in piece) and \
+                _spells(short[cut:], rest):
+            return True
+    return False
 
 
 def _parts(name: str) -> frozenset[str]:

@@ -355,6 +355,24 @@ def test_code_that_calls_a_stub_about_the_claim_fails(tmp_path: Path) -> None:
     assert checked["smoothlr-D1-002"].passed
 
 
+def test_the_claims_code_calling_a_stub_of_any_name_fails(tmp_path: Path) -> None:
+    # `mix` says nothing of the claim, but the lines that implement the claim call it, and
+    # it does nothing: the update is not computed
+    claim = toy_claim("toy-D2-001", "Residual update on the hypersphere: after every block, "
+                                    "h = normalize(h + alpha_a * (h_attn - h)) with the block's "
+                                    "eigen learning rate alpha_a.")
+    code = ("import torch\n\n\ndef mix(a, b, w):\n    return a + w * (b - a)\n\n\n"
+            "def residual_update(h, h_attn, alpha_a):\n"
+            "    # hypersphere residual update with eigen learning rate alpha_a\n"
+            "    h = mix(h, h_attn, alpha_a)\n"
+            "    return torch.nn.functional.normalize(h, dim=-1)\n")
+    stubbed = code.replace("    return a + w * (b - a)\n", "    raise NotImplementedError\n")
+    faithful = toy_check(tmp_path / "faithful", {"update.py": code}, claim)[claim.id]
+    assert "stub" not in faithful.findings, faithful.reasons
+    drifted = toy_check(tmp_path / "stubbed", {"update.py": stubbed}, claim)[claim.id]
+    assert "stub" in drifted.findings and any("calls mix" in r for r in drifted.reasons)
+
+
 def test_an_abstract_method_implemented_elsewhere_is_no_stub(tmp_path: Path) -> None:
     repo = broken(tmp_path, "train.py", "\n\ndef decoupled_weight_decay(", '''
 
@@ -912,6 +930,18 @@ def test_a_second_optimiser_keeping_its_own_betas_is_no_conflict(tmp_path: Path)
     # a diffusion model samples at inference: its inference steps are its sampling steps
     ("Sampler: reverse sampling steps = 25 for every benchmark",
      "class SamplerConfig:\n    inference_steps = {}\n    guidance_scale = 7.5\n", 25, 250),
+    # a name's word that says how a quantity is measured is no other quantity (`pad_len`)
+    ("Sequence padding: pad tokens = 212 for every instance",
+     "class DataConfig:\n    pad_len = {}\n    seq_len = 512\n", 212, 2120),
+    # a loop's iterations are its steps
+    ("DDIM sampling config: DDIM_sampling_steps=50 for every benchmark",
+     "class DiffusionConfig:\n    ddim_sampling_iterations = {}\n    eta = 1.0\n", 50, 500),
+    # indexed symbols stay apart: beta2's value is no alternative for beta1
+    ("KL coefficients: beta1=0.01 for every stage, beta2=0.1 for the first attempt",
+     "class RLConfig:\n    beta1 = {}\n    beta2 = 0.1\n", "0.01", "0.1"),
+    # an identifier abbreviated by letters of each word, not only its initials
+    ("Dense variants: 400B tokens (bsz=1024, max_lr=0.004)",
+     "class TrainingConfig:\n    batch_size = {}\n    seq_len = 4096\n", 1024, 10240),
     # 10% is a share of a count (steps), not of the weight decay: 1e-3 is no stated value
     ("FMT training: base learning rate 1e-4, 10% linear warmup, weight decay 0.01",
      "class FMTConfig:\n    learning_rate = {}\n    weight_decay = 0.01\n    eps = 1e-4\n",
