@@ -1,4 +1,4 @@
-"""The alignment check's structural formula rule: code one operator away from the paper's formula.
+"""The alignment check's structural formula rule: code one change away from the paper's formula.
 
 The term rule of `alignment_formulas` pairs a formula's terms by their names, so it sees a
 flipped sign only where the code spells the paper's names. Reproductions rarely do: the paper's
@@ -9,8 +9,9 @@ named operations, down to leaves. A leaf of the paper's formula matches any leaf
 but only leaves that the code spells as the paper does (the same constant, the same name or an
 abbreviation of it, or a name in the words the claim defines the symbol with) *anchor* the
 match. Where a function that carries the claim holds an expression of the formula's shape
-with enough anchors and one operator other than the paper's (`-` for `+`, `/` for `*`), and
-no expression of that shape with the paper's operators, the claim fails: that function
+with enough anchors and one operator or one constant other than the paper's (`-` for `+`,
+`/` for `*`, `sqrt(30)` for `√3`), and no expression of that shape with the paper's
+operators and constants, the claim fails (a D2 formula's, or a D1 value's): that function
 computes something else, whatever another function computes with the same terms (the loss's
 `1 - alpha_t` is no excuse for the masking's `1 + alpha_t`).
 
@@ -46,8 +47,10 @@ from sabench.scaffolds.alignment_formulas import (
     python_module,
 )
 from sabench.scaffolds.alignment_rules import GENERIC, carriers, covered, name_terms
+from sabench.scaffolds.alignment_values import mentioned_numbers
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import Definition, RepoIndex, parse_python
+from sabench.verifiers.numbers import extract_numbers, normalise
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.terms import term_set
 
@@ -162,7 +165,8 @@ def _call(node: ast.Call) -> Node:
 # ------------------------------------------------------------------------------- matching
 
 
-def match(paper: Node, code: Node, names_agree: bool = False) -> dict[int, int]:
+def match(paper: Node, code: Node, names_agree: bool = False, constants: bool = False
+          ) -> dict[int, int]:
     """How the code expression can be the paper's formula: for 0 and 1 operators other than
     the paper's, the most anchors of such a match (absent: no match). With `names_agree` (a
     comment written in the code's names), a name of the formula pairs only with its own, or
@@ -171,10 +175,10 @@ def match(paper: Node, code: Node, names_agree: bool = False) -> dict[int, int]:
     if code.kind == "call" and code.label in REDUCTIONS and code.label != paper.label:
         # `(g_xy ** 2).sum(dim=-1)` for the paper's `g_xy^2`: a reduction over components
         # the paper leaves implicit
-        return match(paper, code.children[0][1], names_agree)
+        return match(paper, code.children[0][1], names_agree, constants)
     if paper.kind in ("sum", "product"):
         if code.kind == paper.kind and len(code.children) == len(paper.children):
-            return _match_terms(paper, code, names_agree)
+            return _match_terms(paper, code, names_agree, constants)
         return {0: 0} if _leaf(code) else {}
     if paper.kind == "power":
         if code.kind == "power":
@@ -182,17 +186,21 @@ def match(paper: Node, code: Node, names_agree: bool = False) -> dict[int, int]:
             if _squared_norm(paper) and not (code_base.kind == "call" and
                                              code_base.label == "norm"):
                 base = base.children[0][1]  # the paper's ||x||^2 is the code's sum of x**2
-            return _combine([match(base, code_base, names_agree),
-                             match(paper.children[1][1], code.children[1][1], names_agree)])
+            return _combine([match(base, code_base, names_agree, constants),
+                             match(paper.children[1][1], code.children[1][1], names_agree,
+                                   constants)])
         return {0: 0} if _leaf(code) else {}
     if paper.kind == "call":
         if code.kind == "call" and code.label == paper.label:
             return _combine([{0: ANCHOR}, match(paper.children[0][1], code.children[0][1],
-                                                names_agree)])
+                                                names_agree, constants)])
         return {0: 0} if _leaf(code) else {}
     if paper.kind == "number":
-        return {0: ANCHOR} if code.kind == "number" and _same_number(paper.label, code.label) \
-            else {}
+        if code.kind != "number":
+            return {}
+        if _same_number(paper.label, code.label):
+            return {0: ANCHOR}
+        return {1: 0} if constants else {}  # `sqrt(30)` for the paper's √3: one change
     if paper.kind == "name" and code.kind == "name" and same_name(paper.label, code.label):
         # a name of more letters says which quantity this is; `x` could be many
         return {0: NAME_ANCHOR if len(paper.label.replace("_", "")) > 1 else ANCHOR}
@@ -215,7 +223,8 @@ def _same_number(a: str, b: str) -> bool:
     return math.isclose(float(a), float(b))
 
 
-def _match_terms(paper: Node, code: Node, names_agree: bool = False) -> dict[int, int]:
+def _match_terms(paper: Node, code: Node, names_agree: bool = False,
+                 constants: bool = False) -> dict[int, int]:
     """The best pairing of the terms (or factors) of two sums (or products) of as many: each
     pair's own match, plus one operator for each sign (or exponent side) that differs. A sum
     negated as a whole (`b - a` for `a - b`) is the same sum: it is squared, or subtracted
@@ -223,15 +232,17 @@ def _match_terms(paper: Node, code: Node, names_agree: bool = False) -> dict[int
     n = len(paper.children)
     if n > MAX_TERMS:
         return {}
-    pairs = [[match(p, c, names_agree) for _, c in code.children] for _, p in paper.children]
+    pairs = [[match(p, c, names_agree, constants) for _, c in code.children]
+             for _, p in paper.children]
     signs = [[_side(ps) == _side(cs) for cs, _ in code.children] for ps, _ in paper.children]
     if paper.kind == "product":  # the paper's `/ 2` is the code's `* 0.5`
         for i, (ps, p) in enumerate(paper.children):
             for j, (cs, c) in enumerate(code.children):
                 if p.kind == c.kind == "number":
                     same = _same_factor(float(p.label) ** ps, float(c.label) ** cs)
-                    pairs[i][j] = {0: ANCHOR} if same is not None else {}
-                    signs[i][j] = bool(same)
+                    pairs[i][j] = {0: ANCHOR} if same is not None else \
+                        {1: 0} if constants else {}
+                    signs[i][j] = same is not False
     best: dict[int, int] = {}
     negations = (1, -1) if paper.kind == "sum" else (1,)
     for order in itertools.permutations(range(n)):
@@ -450,9 +461,14 @@ _SYMBOL = re.compile(r"(?:[A-Za-z](?:_\w+)?|[A-Za-z]\w*_\w+|"
                      r"\(.*\))(?:\*\*\S+)?")
 
 
+_BRACKET_PRODUCT = re.compile(r"((?<![\w.])\d+(?:\.\d+)?|\))\(")  # no space: `2 (approx)` is prose
+
+
 def implicit_products(piece: str) -> str:
     """`w_g * g_xy**2` for the paper's `w_g g_xy**2`: symbols side by side are a product;
-    words are not symbols, so prose after the formula stays out of it."""
+    words are not symbols, so prose after the formula stays out of it. A bracket after a
+    number or a closing bracket multiplies too (`sqrt(3)(1-s_k)`, `2(1-t+h)`)."""
+    piece = _BRACKET_PRODUCT.sub(r"\1 * (", piece)
     words = piece.split(" ")
     out = [words[0]] if words else []
     for word in words[1:]:
@@ -528,20 +544,28 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     """(reason, where) for a formula of the claim that the carrying code holds, anchored by
     enough of the paper's names and constants, only with one operator other than the
     paper's."""
-    if claim.dimension != Dimension.D2:
-        return []
+    if claim.dimension not in (Dimension.D1, Dimension.D2):
+        return []  # a value of a formula (D1) drifts as its operators (D2) do
     formulas = claim_formulas(claim.text)
     if not formulas:
         return []
     wanted = [(piece, formula, max(3, math.ceil(0.75 * formula.leaves())))
               for piece, formula in formulas]
+    stated = mentioned_numbers(claim.text) | mentioned_numbers(_notation(claim.text))  # `²`
     for d in carriers(index, check):
-        drifted = one_operator_apart(wanted, expressions_in(index, d))
+        code = expressions_in(index, d)
+        drifted = one_operator_apart(wanted, code) or one_operator_apart(
+            wanted, [c for c in code if _numbers(c[1]) - stated], constants=True)
         if drifted:
             piece, where, text = drifted
             return [(f"the claim computes {piece}; the code computes {text} at {where}, "
-                     f"one operator apart", where)]
+                     f"one operator or constant apart", where)]
     return []
+
+
+def _numbers(text: str) -> frozenset[str]:
+    """The constants a code expression writes, normalised as a claim's are."""
+    return frozenset(normalise(n.value) for n in extract_numbers(text))
 
 
 def comment_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
@@ -562,8 +586,9 @@ def comment_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                 anchor_weight(node) / 2))) for piece, node in formulas], code, names_agree=True)
             if drifted:
                 piece, where, text = drifted
-                return [(f"the code computes {text} at {where}, one operator apart from "
-                         f"the formula its comment gives ({piece}, line {line})", where)]
+                return [(f"the code computes {text} at {where}, one operator or constant "
+                         f"apart from the formula its comment gives ({piece}, line {line})",
+                         where)]
     return []
 
 
@@ -577,12 +602,14 @@ def anchor_weight(node: Node) -> int:
 
 
 def one_operator_apart(formulas: list[tuple[str, Node, int]], code: list[tuple[str, str, Node]],
-                       names_agree: bool = False) -> tuple[str, str, str] | None:
+                       names_agree: bool = False, constants: bool = False
+                       ) -> tuple[str, str, str] | None:
     """(piece, where, text) for the first formula (piece, node, anchors needed) that no code
     expression is with its own operators, but one is with one operator other than its own:
     an expression that is another of the formulas exactly (`(1 - s_k) / 2` beside `(1 + s_k)
     / 2`) is not counted as this one's drift."""
-    found = [[match(node, c, names_agree) for _, _, c in code] for _, node, _ in formulas]
+    found = [[match(node, c, names_agree, constants) for _, _, c in code]
+             for _, node, _ in formulas]
     exact = [[m.get(0, -1) >= needed for m in row]
              for row, (_, _, needed) in zip(found, formulas, strict=True)]
     for i, (piece, _, needed) in enumerate(formulas):

@@ -23,8 +23,9 @@ BRADLEY_TERRY = ("Win probability: Pr(i beats j) = 1 / (1 + exp(-(Q_i - Q_j) / s
                  "sets how sensitive it is to the rating difference.")
 
 
-def matched(paper: str, code: str) -> dict[int, int]:
-    return match(tree(ast.parse(paper, mode="eval").body), tree(ast.parse(code, mode="eval").body))
+def matched(paper: str, code: str, constants: bool = False) -> dict[int, int]:
+    return match(tree(ast.parse(paper, mode="eval").body), tree(ast.parse(code, mode="eval").body),
+                 constants=constants)
 
 
 def test_a_flipped_operator_is_one_operator_away_and_the_order_of_terms_is_free() -> None:
@@ -90,7 +91,7 @@ def test_a_formula_the_code_computes_with_one_other_operator_fails(tmp_path: Pat
                 f"        return 1.0 / (1.0 {sign} np.exp(-(q_i - q_j) / self.scale))\n")
         result = toy_check(tmp_path / f"repo{sign}", {"ratings.py": code}, claim)[claim.id]
         assert ("operations" in result.findings) is fails, result
-    assert any("one operator apart" in r and "ratings.py:9" in r for r in result.reasons)
+    assert any("constant apart" in r and "ratings.py:9" in r for r in result.reasons)
 
 
 def test_a_code_name_in_the_words_that_define_a_symbol_anchors_it(tmp_path: Path) -> None:
@@ -213,16 +214,40 @@ def test_a_constant_and_a_squared_norm_are_compared_by_what_they_compute() -> No
     # the paper's `/ 2` is the code's `* 0.5`, and `* 2` is one operator from it
     assert 0 in matched("(1 - a_t) / 2", "0.5 * (1 - a_t)")
     assert set(matched("(1 - a_t) / 2", "(1 - a_t) * 2")) == {1}
+    # another constant is one change from the paper's formula, when constants are compared
     assert matched("(1 - a_t) / 2", "(1 - a_t) * 3") == {}
+    assert set(matched("(1 - a_t) / 2", "(1 - a_t) * 3", constants=True)) == {1}
+    assert set(matched("sqrt(3) * (1 - s_k) / 2", "math.sqrt(30) * (1.0 - s_k) / 2.0",
+                       constants=True)) == {1}
+    assert matched("sqrt(3) * (1 - s_k) / 2", "math.sqrt(30) * (1.0 + s_k) / 2.0",
+                   constants=True) == {}
     # the paper's squared norm is the code's sum of squares
     assert 0 in matched("norm(x_pred - x_true) ** 2", "torch.sum((x_pred - x_true) ** 2)")
     assert set(matched("norm(x_pred - x_true) ** 2", "((x_pred + x_true) ** 2).sum()")) == {1}
 
 
+def test_a_value_inside_the_claims_formula_drifts_as_an_operator_does(tmp_path: Path) -> None:
+    claim = toy_claim("toy-D1-001", "Corrective noise weight at jump points: alpha = "
+                                    "√3(1−s_k)/2 for every stage k")
+    code = ("import math\n\n\ndef corrective_noise_weight(s_k):\n"
+            "    return math.sqrt(3.0) * (1.0 - s_k) / 2.0\n")
+    assert flagged(tmp_path / "repo", claim, "noise.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "noise.py",
+                   code.replace("sqrt(3.0)", "sqrt(30)")) is True
+    # a constant the claim states for another setting is that setting, not a drift
+    two = toy_claim("toy-D1-002", "Loss clipping threshold: LCT = 1.6 * λ^2 (Adjoint "
+                                  "Matching); 1600 * λ^2 for the continuous adjoint")
+    other = ("def clipping_threshold(lambda_):\n"
+             "    return 1600.0 * lambda_ ** 2  # continuous adjoint\n")
+    assert flagged(tmp_path / "other", two, "clip.py", other) is False
+    assert flagged(tmp_path / "other-drifted", two, "clip.py",
+                   other.replace("1600.0", "16000.0")) is True
+
+
 def flagged(repo: Path, claim: Claim, file: str, code: str) -> bool:
-    """Whether the structural rule finds the claim's formula one operator apart in `code`."""
+    """Whether the structural rule finds the claim's formula one change apart in `code`."""
     result = toy_check(repo, {file: code}, claim)[claim.id]
-    return any("one operator apart" in reason for reason in result.reasons)
+    return any("operator or constant apart" in reason for reason in result.reasons)
 
 
 DIFFUSION = toy_claim("toy-D2-001", "Diffusion training: noise the clean sample to step t "
