@@ -158,6 +158,7 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
                                          *formulas.factor_findings(index, claim, check),
                                          *structure.structure_findings(index, claim, check),
                                          *structure.comment_findings(index, claim, check),
+                                         *structure.senseless_findings(index, claim, check),
                                          *idioms.idiom_findings(index, claim, check, waived)]]
     if "order" in rules_on:
         found += rules.order_findings(index, claim)

@@ -568,6 +568,50 @@ def _numbers(text: str) -> frozenset[str]:
     return frozenset(normalise(n.value) for n in extract_numbers(text))
 
 
+#: Calls that take sizes or counts: a true division there gives a float, which they refuse
+#: (`nn.Linear(d, n_heads / d_head)`, `torch.zeros(n / 2)`, `range(n / k)`).
+SIZED = frozenset({"Linear", "Embedding", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+                   "ConvTranspose2d", "LSTM", "GRU", "RNN", "zeros", "ones", "empty", "randn",
+                   "rand", "randint", "range"})
+
+
+def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
+                       ) -> list[tuple[str, str]]:
+    """(reason, where) for arithmetic of the code that carries a claim's formula or values
+    which cannot be what any paper means: a size computed by true division, which the call
+    refuses at run time, or an expression minus (or over) itself, always 0 (or 1)."""
+    if claim.dimension not in (Dimension.D1, Dimension.D2):
+        return []
+    for d in carriers(index, check):
+        module = python_module(index, d.file, tests=False)
+        for node in ast.walk(module) if module is not None else ():
+            if not d.start <= getattr(node, "lineno", 0) <= d.end:
+                continue
+            where = f"{d.file}:{node.lineno}"
+            if isinstance(node, ast.Call) and _callee(node) in SIZED and any(
+                    _true_division(arg) for arg in [*node.args, *(k.value for k in node.keywords)]):
+                return [(f"the code computes a size by true division at {where} "
+                         f"({expression_text(node)}): the call refuses a float", where)]
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div)) and \
+                    not isinstance(node.left, ast.Constant) and \
+                    ast.dump(node.left) == ast.dump(node.right):
+                return [(f"the code computes {expression_text(node)} at {where}, which is "
+                         f"always {0 if isinstance(node.op, ast.Sub) else 1}", where)]
+    return []
+
+
+def _callee(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else ""
+
+
+def _true_division(node: ast.AST) -> bool:
+    """Arithmetic with a true division in it, not inside a call (`int(n / 2)` is a size)."""
+    return isinstance(node, ast.BinOp) and (isinstance(node.op, ast.Div) or _true_division(
+        node.left) or _true_division(node.right))
+
+
 def comment_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                      ) -> list[tuple[str, str]]:
     """(reason, where) for a formula written in a comment or docstring of a function that

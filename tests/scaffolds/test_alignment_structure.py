@@ -244,6 +244,32 @@ def test_a_value_inside_the_claims_formula_drifts_as_an_operator_does(tmp_path: 
                    other.replace("1600.0", "16000.0")) is True
 
 
+@pytest.mark.parametrize(("faithful", "drifted", "said"), [
+    # a layer size by true division is a float, which the layer refuses
+    ("self.w_q = nn.Linear(d_model, n_heads * d_head)",
+     "self.w_q = nn.Linear(d_model, n_heads / d_head)", "true division"),
+    # an expression minus itself is always zero
+    ("input_dim = channels + channels", "input_dim = channels - channels", "always 0"),
+])
+def test_arithmetic_no_paper_can_mean_fails(tmp_path: Path, faithful: str, drifted: str,
+                                            said: str) -> None:
+    claim = toy_claim("toy-D2-001", "Query projection of the attention block: queries = x W_q "
+                                    "with W_q of n_heads * d_head columns and input_dim of "
+                                    "twice the channels.")
+    code = ("import torch.nn as nn\n\n\nclass QueryProjection(nn.Module):\n"
+            "    def __init__(self, d_model, n_heads, d_head, channels):\n"
+            "        super().__init__()\n        {}\n\n"
+            "    def forward(self, x):\n        return self.w_q(x)\n")
+    for text, fails in ((faithful, False), (drifted, True)):
+        result = toy_check(tmp_path / str(fails), {"attention.py": code.format(text)},
+                           claim)[claim.id]
+        assert any(said in r for r in result.reasons) is fails, result.reasons
+    # a size made whole again is a size
+    whole = code.format("self.w_q = nn.Linear(d_model, int(n_heads / d_head))")
+    result = toy_check(tmp_path / "whole", {"attention.py": whole}, claim)[claim.id]
+    assert not any("true division" in r for r in result.reasons)
+
+
 def flagged(repo: Path, claim: Claim, file: str, code: str) -> bool:
     """Whether the structural rule finds the claim's formula one change apart in `code`."""
     result = toy_check(repo, {file: code}, claim)[claim.id]
