@@ -578,18 +578,23 @@ SIZED = frozenset({"Linear", "Embedding", "Conv1d", "Conv2d", "Conv3d", "ConvTra
 def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                        ) -> list[tuple[str, str]]:
     """(reason, where) for arithmetic of the code that carries a claim's formula or values
-    which cannot be what any paper means: a size computed by true division, which the call
-    refuses at run time, or an expression minus (or over) itself, always 0 (or 1)."""
+    which cannot be what any paper means: a size computed by true division (in the call, or
+    bound to a name the call then takes in the same function), which the call refuses at run
+    time, or an expression minus (or over) itself, always 0 (or 1)."""
     if claim.dimension not in (Dimension.D1, Dimension.D2):
         return []
     for d in carriers(index, check):
         module = python_module(index, d.file, tests=False)
-        for node in ast.walk(module) if module is not None else ():
-            if not d.start <= getattr(node, "lineno", 0) <= d.end:
-                continue
+        nodes = [node for node in (ast.walk(module) if module is not None else ())
+                 if d.start <= getattr(node, "lineno", 0) <= d.end]
+        # names the function binds to a true division (`hidden = dim_head / heads`)
+        divided = {ast.unparse(target) for node in nodes if isinstance(node, ast.Assign) and
+                   _true_division(node.value) for target in node.targets}
+        for node in nodes:
             where = f"{d.file}:{node.lineno}"
             if isinstance(node, ast.Call) and _callee(node) in SIZED and any(
-                    _true_division(arg) for arg in [*node.args, *(k.value for k in node.keywords)]):
+                    _true_division(arg) or ast.unparse(arg) in divided
+                    for arg in [*node.args, *(k.value for k in node.keywords)]):
                 return [(f"the code computes a size by true division at {where} "
                          f"({expression_text(node)}): the call refuses a float", where)]
             if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div)) and \

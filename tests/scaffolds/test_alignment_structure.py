@@ -248,6 +248,10 @@ def test_a_value_inside_the_claims_formula_drifts_as_an_operator_does(tmp_path: 
     # a layer size by true division is a float, which the layer refuses
     ("self.w_q = nn.Linear(d_model, n_heads * d_head)",
      "self.w_q = nn.Linear(d_model, n_heads / d_head)", "true division"),
+    # ... or bound to a name that the layer then takes
+    ("self.d_mlp = 4 * d_model\n        self.mlp = nn.Linear(d_model, self.d_mlp)",
+     "self.d_mlp = 4 / d_model\n        self.mlp = nn.Linear(d_model, self.d_mlp)",
+     "true division"),
     # an expression minus itself is always zero
     ("input_dim = channels + channels", "input_dim = channels - channels", "always 0"),
 ])
