@@ -28,6 +28,10 @@ comment, with no expression of the comment's operators in the same function, com
 something other than what its author transcribed from the paper. As a comment uses the code's
 names, each of its names must pair with the same name (or a call or indexing of it), and half
 of what its leaves could anchor suffices.
+
+The same carrying code must not hold arithmetic no paper can mean (`senseless_findings`): a
+size computed by true division for a call that takes sizes (`nn.Linear(d, n_heads / d_head)`
+refuses the float at run time), or an expression minus itself.
 """
 
 from __future__ import annotations
@@ -635,9 +639,8 @@ def comment_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                 anchor_weight(node) / 2))) for piece, node in formulas], code, names_agree=True)
             if drifted:
                 piece, where, text = drifted
-                return [(f"the code computes {text} at {where}, one operator or constant "
-                         f"apart from the formula its comment gives ({piece}, line {line})",
-                         where)]
+                return [(f"the code computes {text} at {where}, one operator apart from "
+                         f"the formula its comment gives ({piece}, line {line})", where)]
     return []
 
 
