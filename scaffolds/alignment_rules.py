@@ -166,32 +166,20 @@ def _concrete_stubs(index: RepoIndex) -> list[tuple[Definition, str]]:
     return found
 
 
-#: The evidence windows (best first) whose calls of a stub fail the claim whatever its name.
-STUB_WINDOWS = 3
-
-
 def stub_call_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Finding]:
     """The code that carries the claim (the functions around its evidence, and its best
-    function) calls a stub that no function of the same name implements elsewhere, either
-    about the claim (a word of its name is the claim's) or, whatever its name, on the lines
-    the check holds up as the claim's code (its first `STUB_WINDOWS` windows): the claim's
-    code delegates its work to something that does nothing."""
+    function) calls a stub about the claim (a word of its name is the claim's) that no
+    function of the same name implements elsewhere: the claim's code delegates its work to
+    something that does nothing."""
     claim_terms = frozenset(term_set(claim.text)) - GENERIC
-    every = _stub_functions(index)
-    stubs = {name: d for name, d in every.items()
+    stubs = {name: d for name, d in _stub_functions(index).items()
              if any(covered(t, claim_terms) for t in name_terms(name) - GENERIC)}
-    if not every:
+    if not stubs:
         return []
-    # the lines the check holds up as the claim's code: a stub called there, whatever its
-    # name, is the claim's work done by nothing
-    shown = [(e.file, e.start_line, e.end_line) for e in check.evidence[:STUB_WINDOWS]
-             if e.kind == EvidenceKind.CODE]
     out = []
     for caller in carriers(index, check):
         for name, line in caller.calls:
-            short = name.rsplit(".", 1)[-1]
-            stub = stubs.get(short) or (every.get(short) if any(
-                f == caller.file and a <= line <= b for f, a, b in shown) else None)
+            stub = stubs.get(name.rsplit(".", 1)[-1])
             if stub is not None and stub.qualname != caller.qualname:
                 out.append(Finding("stub", f"{caller.qualname} calls {stub.qualname} at "
                                            f"{caller.file}:{line}, a stub ({stub.stub})",
