@@ -149,6 +149,8 @@ def _call(node: ast.Call) -> Node:
             isinstance(node.args[0], ast.Name) and len(node.args[0].id) == 1 and \
             label(func.id) not in OPERATIONS:
         return Node("name", label(f"{func.id}_{node.args[0].id}"))  # the paper's sigma(t)
+    if isinstance(func, ast.Name) and len(func.id) == 1 and label(func.id) not in OPERATIONS:
+        return Node("name", label(func.id))  # the paper's h(s'): what h gives, named as h is
     name = label(func.id if isinstance(func, ast.Name) else
                 func.attr if isinstance(func, ast.Attribute) else "")
     if name in OPERATIONS:
@@ -466,13 +468,17 @@ _SYMBOL = re.compile(r"(?:[A-Za-z](?:_\w+)?|[A-Za-z]\w*_\w+|"
 
 
 _BRACKET_PRODUCT = re.compile(r"((?<![\w.])\d+(?:\.\d+)?|\))\(")  # no space: `2 (approx)` is prose
+#: A number right before an operation of what follows multiplies it (`1/2||v||^2`, `2sqrt(x)`).
+_NUMBER_OPERATION = re.compile(r"((?<![\w.])\d+(?:\.\d+)?)(?=(?:norm|sqrt|exp|log)\()")
 
 
 def implicit_products(piece: str) -> str:
     """`w_g * g_xy**2` for the paper's `w_g g_xy**2`: symbols side by side are a product;
     words are not symbols, so prose after the formula stays out of it. A bracket after a
-    number or a closing bracket multiplies too (`sqrt(3)(1-s_k)`, `2(1-t+h)`)."""
+    number or a closing bracket multiplies too (`sqrt(3)(1-s_k)`, `2(1-t+h)`), as does a number
+    before an operation (`1/2norm(v)**2`, the paper's `1/2||v||^2`)."""
     piece = _BRACKET_PRODUCT.sub(r"\1 * (", piece)
+    piece = _NUMBER_OPERATION.sub(r"\1 * ", piece)
     words = piece.split(" ")
     out = [words[0]] if words else []
     for word in words[1:]:
@@ -577,28 +583,37 @@ def _numbers(text: str) -> frozenset[str]:
 SIZED = frozenset({"Linear", "Embedding", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
                    "ConvTranspose2d", "LSTM", "GRU", "RNN", "zeros", "ones", "empty", "randn",
                    "rand", "randint", "range"})
+#: A tensor's own methods whose every argument is a size (`x.view(b, t, heads / d_head)`);
+#: called on a module (`np.reshape(x / 255, shape)`) the first argument is data instead.
+SIZED_METHODS = frozenset({"view", "reshape", "repeat", "expand", "new_zeros", "new_ones",
+                           "new_empty"})
+_MODULES = frozenset({"np", "numpy", "torch", "jnp", "jax", "tf", "F", "nn", "math"})
+#: The methods that build what the others of a class use (its layers and their sizes).
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__", "setup", "build"})
 
 
 def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                        ) -> list[tuple[str, str]]:
     """(reason, where) for arithmetic of the code that carries a claim's formula or values
-    which cannot be what any paper means: a size computed by true division (in the call, or
-    bound to a name the call then takes in the same function), which the call refuses at run
-    time, or an expression minus (or over) itself, always 0 (or 1)."""
+    (its carrying functions and the constructors of their classes) which cannot be what any
+    paper means: a size computed by true division (in a call that takes sizes, or bound to
+    a name that such a call then takes in the same function, or to an attribute that the
+    repository declares `int` or passes to such a call anywhere), which fails at run time;
+    an expression minus (or over) itself, always 0 (or 1); a divergence of two
+    distributions computed as the sum of their log-probabilities."""
     if claim.dimension not in (Dimension.D1, Dimension.D2):
         return []
-    for d in carriers(index, check):
+    for d in _with_constructors(index, carriers(index, check)):
         module = python_module(index, d.file, tests=False)
         nodes = [node for node in (ast.walk(module) if module is not None else ())
                  if d.start <= getattr(node, "lineno", 0) <= d.end]
         # names the function binds to a true division (`hidden = dim_head / heads`)
-        divided = {ast.unparse(target) for node in nodes if isinstance(node, ast.Assign) and
-                   _true_division(node.value) for target in node.targets}
+        divided = {ast.unparse(target): node for node in nodes if isinstance(node, ast.Assign)
+                   and _true_division(node.value) for target in node.targets}
         for node in nodes:
             where = f"{d.file}:{node.lineno}"
-            if isinstance(node, ast.Call) and _callee(node) in SIZED and any(
-                    _true_division(arg) or ast.unparse(arg) in divided
-                    for arg in [*node.args, *(k.value for k in node.keywords)]):
+            if _takes_sizes(node) and any(_true_division(arg) or ast.unparse(arg) in divided
+                                          for arg in _size_arguments(node)):
                 return [(f"the code computes a size by true division at {where} "
                          f"({expression_text(node)}): the call refuses a float", where)]
             if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div)) and \
@@ -606,7 +621,79 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                     ast.dump(node.left) == ast.dump(node.right):
                 return [(f"the code computes {expression_text(node)} at {where}, which is "
                          f"always {0 if isinstance(node.op, ast.Sub) else 1}", where)]
+            if _summed_log_ratio(node):
+                return [(f"the code adds log-probabilities for a divergence or log-ratio at "
+                         f"{where} ({expression_text(node)}): it is their difference", where)]
+        for target, node in divided.items():
+            attribute = target.rsplit(".", 1)[-1]
+            if "." in target and attribute in _size_attributes(index):
+                where = f"{d.file}:{node.lineno}"
+                return [(f"the code binds {target} to a true division at {where}, a float, "
+                         f"where the repository takes {attribute} as a size", where)]
     return []
+
+
+#: Names of a divergence or log-ratio of two distributions (`kl_penalty`, `log_ratio`).
+_LOG_RATIO = re.compile(r"(?:^|_)(?:kl|log_?ratio|log_?rho)(?:_|$)")
+
+
+def _summed_log_ratio(node: ast.AST) -> bool:
+    """`kl = logp_actor + logp_ref`: a divergence (or log-ratio) of two distributions
+    estimated from their log-probabilities is their difference, never their sum."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+            isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)):
+        return False
+    target = node.targets[0]
+    name = target.attr if isinstance(target, ast.Attribute) else \
+        target.id if isinstance(target, ast.Name) else ""
+    terms = flatten_sum(node.value)
+    return bool(_LOG_RATIO.search(name.lower())) and len(terms) == 2 and \
+        all(sign > 0 and "log" in ast.unparse(term).lower() for term, sign in terms)
+
+
+def _with_constructors(index: RepoIndex, functions: list[Definition]) -> list[Definition]:
+    """The functions and the constructors of the classes their methods belong to."""
+    classes = {(d.file, d.qualname.rsplit(".", 1)[0]) for d in functions if d.kind == "method"}
+    known = {d.qualname for d in functions}
+    return functions + [d for d in index.functions() if d.kind == "method" and
+                        d.name in _CONSTRUCTORS and d.qualname not in known and
+                        (d.file, d.qualname.rsplit(".", 1)[0]) in classes]
+
+
+def _takes_sizes(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return _callee(node) in SIZED or isinstance(func, ast.Attribute) and \
+        func.attr in SIZED_METHODS and not (isinstance(func.value, ast.Name) and
+                                            func.value.id in _MODULES)
+
+
+def _size_arguments(node: ast.Call) -> list[ast.AST]:
+    return [*node.args, *(k.value for k in node.keywords)]
+
+
+def _size_attributes(index: RepoIndex) -> frozenset[str]:
+    """Attributes the repository takes as sizes: passed to a call that takes sizes
+    (`nn.Linear(d, self.d_mlp)`), or declared `int` in a class (`d_mlp: int = field(...)`)
+    (cached)."""
+    found = index.cache.get("alignment_size_attributes")
+    if found is None:
+        names = set()
+        for file in index.files:
+            module = python_module(index, file, tests=False)
+            for node in ast.walk(module) if module is not None else ():
+                if _takes_sizes(node):
+                    names |= {arg.attr for arg in _size_arguments(node)
+                              if isinstance(arg, ast.Attribute)}
+                elif isinstance(node, ast.ClassDef):
+                    names |= {item.target.id for item in node.body
+                              if isinstance(item, ast.AnnAssign) and
+                              isinstance(item.target, ast.Name) and
+                              isinstance(item.annotation, ast.Name) and
+                              item.annotation.id == "int"}
+        found = index.cache["alignment_size_attributes"] = frozenset(names)
+    return found
 
 
 def _callee(node: ast.Call) -> str:

@@ -226,6 +226,20 @@ def test_a_constant_and_a_squared_norm_are_compared_by_what_they_compute() -> No
     assert set(matched("norm(x_pred - x_true) ** 2", "((x_pred + x_true) ** 2).sum()")) == {1}
 
 
+def test_a_function_symbol_the_claim_defines_is_anchored_by_what_it_gives(
+        tmp_path: Path) -> None:
+    # `1/2||v||^2` halves a squared norm; h(s') and g(h(s), a) are what the code names
+    # after the words that define h and g
+    claim = toy_claim("toy-D2-001", "Novelty score: F(s, a, s') = 1/2||g(h(s), a) - h(s')||^2, "
+                                    "where h is a state feature encoder and g is a dynamics "
+                                    "model predicting the next features.")
+    code = ("import numpy as np\n\n\ndef novelty(predicted_features, next_state_features):\n"
+            "    return 0.5 * np.sum((predicted_features - next_state_features) ** 2)\n")
+    assert flagged(tmp_path / "repo", claim, "novelty.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "novelty.py",
+                   code.replace("features - next", "features + next")) is True
+
+
 def test_a_value_inside_the_claims_formula_drifts_as_an_operator_does(tmp_path: Path) -> None:
     claim = toy_claim("toy-D1-001", "Corrective noise weight at jump points: alpha = "
                                     "√3(1−s_k)/2 for every stage k")
@@ -272,6 +286,97 @@ def test_arithmetic_no_paper_can_mean_fails(tmp_path: Path, faithful: str, drift
     whole = code.format("self.w_q = nn.Linear(d_model, int(n_heads / d_head))")
     result = toy_check(tmp_path / "whole", {"attention.py": whole}, claim)[claim.id]
     assert not any("true division" in r for r in result.reasons)
+
+
+@pytest.mark.parametrize(("faithful", "drifted"), [
+    # a tensor's shape by true division: `view` refuses the float
+    ("return self.w_q(x).view(b, t, self.n_heads * self.d_head)",
+     "return self.w_q(x).view(b, t, self.n_heads / self.d_head)"),
+    ("return self.w_q(x).reshape(b, t, self.n_heads * self.d_head)",
+     "return self.w_q(x).reshape(b, t, self.n_heads / self.d_head)"),
+])
+def test_a_shape_by_true_division_fails(tmp_path: Path, faithful: str, drifted: str) -> None:
+    claim = toy_claim("toy-D2-001", "Query projection of the attention block: queries = x W_q, "
+                                    "split into n_heads heads of d_head each.")
+    code = ("import torch.nn as nn\n\n\nclass QueryProjection(nn.Module):\n"
+            "    def __init__(self, d_model, n_heads, d_head):\n"
+            "        super().__init__()\n        self.n_heads, self.d_head = n_heads, d_head\n"
+            "        self.w_q = nn.Linear(d_model, n_heads * d_head)\n\n"
+            "    def forward(self, x):\n        b, t, _ = x.shape\n        {}\n")
+    for text, fails in ((faithful, False), (drifted, True)):
+        result = toy_check(tmp_path / str(fails), {"attention.py": code.format(text)},
+                           claim)[claim.id]
+        assert any("true division" in r for r in result.reasons) is fails, result.reasons
+    # a module's reshape takes data first: an array over a constant is no size
+    data = code.format("return np.reshape(x / 255.0, (b, t, -1))")
+    result = toy_check(tmp_path / "data", {"attention.py": data}, claim)[claim.id]
+    assert not any("true division" in r for r in result.reasons), result.reasons
+
+
+def test_a_size_attribute_bound_to_a_true_division_fails(tmp_path: Path) -> None:
+    # the config declares the MLP width an int and another file's layer takes it as a size
+    claim = toy_claim("toy-D1-001", "MLP hidden width: d_mlp = 4 * d_model for every model "
+                                    "size, d_model = 1024.")
+    config = ("from dataclasses import dataclass, field\n\n\n@dataclass\nclass ModelConfig:\n"
+              "    d_model: int = 1024\n    d_mlp: int = field(init=False)\n\n"
+              "    def __post_init__(self):\n        self.d_mlp = 4 * self.d_model\n")
+    layers = ("import torch.nn as nn\n\n\nclass Block(nn.Module):\n"
+              "    def __init__(self, config):\n        super().__init__()\n"
+              "        self.up = nn.Linear(config.d_model, config.d_mlp)\n")
+    for text, fails in ((config, False), (config.replace("4 * self", "4 / self"), True)):
+        result = toy_check(tmp_path / str(fails), {"config.py": text, "layers.py": layers},
+                           claim)[claim.id]
+        assert any("true division" in r for r in result.reasons) is fails, result.reasons
+    # an attribute no call takes as a size may hold a ratio
+    ratio = config.replace("self.d_mlp = 4 * self.d_model",
+                           "self.d_mlp = 4 * self.d_model\n        self.scale = 1 / self.d_model")
+    result = toy_check(tmp_path / "ratio", {"config.py": ratio, "layers.py": layers},
+                       claim)[claim.id]
+    assert not any("true division" in r for r in result.reasons), result.reasons
+
+
+def test_the_constructor_of_a_carrying_class_holds_no_senseless_arithmetic(
+        tmp_path: Path) -> None:
+    # the claim's evidence is the forward pass; its layer's sizes are made in the constructor
+    claim = toy_claim("toy-D2-001", "Cell update of the recurrent core: c_t = f_t * c_prev + "
+                                    "i_t * g_t; h_t = o_t * tanh(c_t).")
+    code = ("import torch\nimport torch.nn as nn\n\n\nclass Planner(nn.Module):\n"
+            "    def __init__(self, channels):\n        super().__init__()\n"
+            "        input_dim = channels + channels\n"
+            "        self.conv = nn.Conv2d(input_dim, 4 * channels, 3, padding=1)\n\n"
+            "    def reset_parameters(self):\n"
+            "        for parameter in self.parameters():\n"
+            "            if parameter.dim() > 1:\n"
+            "                nn.init.xavier_uniform_(parameter)\n"
+            "            else:\n"
+            "                nn.init.zeros_(parameter)\n\n"
+            "    def forward(self, x_t, h_prev, c_prev):\n"
+            "        gates = self.conv(torch.cat([x_t, h_prev], dim=1))\n"
+            "        i_t, f_t, o_t, g_t = gates.chunk(4, dim=1)\n"
+            "        c_t = f_t * c_prev + i_t * g_t\n"
+            "        h_t = o_t * torch.tanh(c_t)\n        return h_t, c_t\n")
+    for text, fails in ((code, False), (code.replace("channels + channels",
+                                                     "channels - channels"), True)):
+        result = toy_check(tmp_path / str(fails), {"cell.py": text}, claim)[claim.id]
+        assert any("always 0" in r for r in result.reasons) is fails, result.reasons
+
+
+def test_a_divergence_summed_from_log_probabilities_fails(tmp_path: Path) -> None:
+    claim = toy_claim("toy-D2-001", "Shaped reward: R(x, y) = r(x, y) - beta * KL(pi(.|x) || "
+                                    "pi_ref(.|x)), the KL estimated per token.")
+    code = ("def shaped_reward(reward, policy_logprobs, ref_logprobs, beta):\n"
+            "    kl_penalty = policy_logprobs - ref_logprobs\n"
+            "    return reward - beta * kl_penalty\n")
+    for text, fails in ((code, False), (code.replace("logprobs - ref", "logprobs + ref"), True)):
+        result = toy_check(tmp_path / str(fails), {"reward.py": text}, claim)[claim.id]
+        assert any("adds log-probabilities" in r for r in result.reasons) is fails, \
+            result.reasons
+    # a sum of log-probabilities is a joint log-probability
+    joint = code.replace("kl_penalty = policy_logprobs - ref_logprobs",
+                         "kl_penalty = policy_logprobs - ref_logprobs\n"
+                         "    joint = policy_logprobs + ref_logprobs")
+    result = toy_check(tmp_path / "joint", {"reward.py": joint}, claim)[claim.id]
+    assert not any("adds log-probabilities" in r for r in result.reasons), result.reasons
 
 
 def flagged(repo: Path, claim: Claim, file: str, code: str) -> bool:
