@@ -639,7 +639,9 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     letter (`N` for "N = 20") or a name whose every part is a word of the quantity, of the
     claim or generic, one at least the quantity's (`max_steps` is not "sampling steps",
     `weight_decay_t2i` not "weight decay", but `downstream_epochs` is "Downstream task: 500
-    epochs"). A claim's word that names another of its values (`taken`: "warmup" of "1000
+    epochs"), as may a name that shares no part with the claim's identifier when the claim
+    names no other quantity (`transformer_hidden_size_B` for "hidden size: d_model=768 (B)").
+    A claim's word that names another of its values (`taken`: "warmup" of "1000
     epochs (200 warmup)") does not make the name this value's (`warmup_epochs`)."""
     if a.name.lower() == value.symbol:
         return True
@@ -653,11 +655,16 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         # "chunk=16"), none of them a qualifier or another value's word; a word may be cut
         # short (`batch_size_video_pred` for "video prediction ... batch_size=8")
         words = claim.terms - taken
-        return bool(parts) and own <= parts and all(
-            p not in _QUALIFIERS and (p in _MEASURES or p in claim.labels or any(
-                covered(t, words) for t in word_terms(p)) or len(p) >= 4 and any(
-                w.startswith(p) for w in words))
-            for p in parts - own)
+        if own <= parts or taken or _stems(_name_parts(value.symbol, claim)) & _stems(parts):
+            return bool(parts) and own <= parts and all(
+                p not in _QUALIFIERS and (p in _MEASURES or p in claim.labels or any(
+                    covered(t, words) for t in word_terms(p)) or len(p) >= 4 and any(
+                    w.startswith(p) for w in words))
+                for p in parts - own)
+        # a name in none of the identifier's parts may still be the quantity in the claim's
+        # words (`transformer_hidden_size_B` for "Transformer hidden size: d_model=768 (B)"),
+        # where the claim names no other quantity (each of "attn_dim=32, attn_heads=4" is
+        # named by its own identifier only)
     if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
         return False  # `n_models` counts models: it is not "models at $5.00"
     if value.count and not counts_noun(a.name, value.head, owner_named(a, claim.terms)):
@@ -702,6 +709,11 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     # a qualified name must say the rest of the quantity in two words at least: `max_steps`
     # may be any bound on steps, `max_seq_length` is the sequence length
     return named and (not qualified or of_quantity_parts >= 2)
+
+
+def _stems(parts: frozenset[str]) -> frozenset[str]:
+    """Parts without their indices: `beta2` shares `beta` with `beta1`."""
+    return frozenset(stem for p in parts if (stem := re.sub(r"\d+", "", p)))
 
 
 def _shortens(part: str, terms: frozenset[str]) -> bool:

@@ -1016,3 +1016,18 @@ def value_conflicts(tmp_path: Path, claim: Claim, file: str, code: str, good: ob
     repository covers)."""
     return ["value_conflict" in checked.findings
             for checked in good_and_bad(tmp_path, claim, code, good, bad, file)]
+
+
+def test_a_name_in_the_claims_words_is_its_identifiers_quantity(tmp_path: Path) -> None:
+    # the claim names the quantity in words and by a symbol; the code spells the words
+    claim = toy_claim("toy-D1-001", "Transformer hidden size: d_model=768 (B) / 1024 (L)")
+    code = ("import argparse\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--transformer_hidden_size_B', type=int, default={})\n"
+            "parser.add_argument('--transformer_hidden_size_L', type=int, default=1024)\n")
+    assert value_conflicts(tmp_path, claim, "config.py", code, 768, 7680) == [False, True]
+    # where the claim names each quantity by its own identifier, another's words are not
+    # this one's (`attention_dim` is no `attn_heads`)
+    several = toy_claim("toy-D1-002", "Attention block: attn_hidden_dim=32, attn_heads=4")
+    other = ("class Config:\n    attention_dim = 32\n    attn_heads = {}\n")
+    assert value_conflicts(tmp_path / "several", several, "config.py", other, 4,
+                           40) == [False, True]
