@@ -29,9 +29,11 @@ something other than what its author transcribed from the paper. As a comment us
 names, each of its names must pair with the same name (or a call or indexing of it), and half
 of what its leaves could anchor suffices.
 
-The same carrying code must not hold arithmetic no paper can mean (`senseless_findings`): a
-size computed by true division for a call that takes sizes (`nn.Linear(d, n_heads / d_head)`
-refuses the float at run time), or an expression minus itself.
+The same carrying code, and the constructors of its classes, must not hold arithmetic no
+paper can mean (`senseless_findings`): a size computed by true division for a call that takes
+sizes (`nn.Linear(d, n_heads / d_head)`, `x.view(b, t, heads / d_head)` refuse the float at
+run time) or for an attribute the repository takes as a size, an expression minus itself, or
+a divergence summed from two log-probabilities.
 """
 
 from __future__ import annotations
