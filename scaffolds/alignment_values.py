@@ -340,6 +340,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     near += [labelled for a in near if (labelled := under_label(a, context)) is not None]
     mentioned = mentioned_numbers(claim.text)
     out = list_conflicts(claim, near, values, context, mentioned)
+    out += probability_conflicts(claim, near, values)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
     ones = [a for a in near if _is_one(a)]
@@ -367,6 +368,30 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
             out.append(conflict(claim, a, ", where the claim is implemented, but the claim "
                                           f"states {value.text}"))
     return out
+
+
+#: Words that make a name a probability (`uncond_prob`, `dropout`, `mask_probability`).
+_PROBABILITY_NAMES = frozenset({"prob", "probs", "probability", "dropout"})
+_PROBABILITY_WORDS = frozenset({"probability", "prob", "dropout", "chance"})
+
+
+def probability_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValue]
+                          ) -> list[Finding]:
+    """Where a claim that states a probability is implemented, a name that says it is a
+    probability holds a number outside [0, 1] (`uncond_prob: 2.5` for "probability of dropping
+    the condition: 0.25"): no probability can be that, whatever quantity the name is."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", claim.text)}
+    if not words & _PROBABILITY_WORDS or not any(fraction(v) for v in values):
+        return []
+    for a in near:
+        number = a.value if scalar(a) else _float(a.value) if config_scalar(a) else None
+        parts = {p.lower() for p in split_identifier(a.name)}
+        # a log-probability is at most 0, and any negative number
+        if number is not None and not 0 <= number <= 1 and parts & _PROBABILITY_NAMES and \
+                not any(p.startswith("log") for p in parts):
+            return [conflict(claim, a, " is a probability outside [0, 1], where the claim is "
+                                       "implemented")]
+    return []
 
 
 #: The values each claim of a paper states, by number: each with the claim's other values and

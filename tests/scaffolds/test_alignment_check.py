@@ -699,6 +699,13 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
     ("Reward weights: w_v_xy=1.0, w_omega_z=0.5, w_g=-5.0",
      "REWARD_WEIGHTS = {{'w_v_xy': 1.0, 'wωz': {}, 'w_g': -5.0}}\nSMOOTHING = 0.5\n",
      0.5, 5),
+    # a probability above one, whatever quantity its name is ("...: 0.25" names none)
+    ("Probability of randomly dropping the relevance condition y during diffusion training to "
+     "enable classifier-free guidance at sampling: 0.25.",
+     "import torch\n\n\nclass DiffusionConfig:\n    uncond_prob = {}\n    guidance_scale = 3.0\n"
+     "    warmup_ratio = 0.25\n\n\ndef drop_condition(cond, config):\n"
+     "    keep = torch.rand(cond.shape[0]) >= config.uncond_prob\n"
+     "    return cond * keep[:, None]\n", 0.25, 2.5),
 ])
 def test_a_value_is_told_apart_from_the_claims_other_values(
         tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
