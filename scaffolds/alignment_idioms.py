@@ -19,7 +19,10 @@ formula any paper states:
   it away;
 - a residual connection adds the block's output to its input (and a sum of outputs adds
   each one);
-- a total loss adds its weighted terms (an entropy bonus aside);
+- a total loss adds its weighted terms and the losses it is made of (an entropy bonus
+  aside);
+- a quantity named a difference (a margin, a gap) of two entries of one array is not their
+  sum;
 - a coefficient (a weight, a `lambda`) multiplies what it weighs;
 - an accumulated total (of losses, of correct answers) is divided by a count to give an
   average, never multiplied by one.
@@ -481,12 +484,69 @@ def weighted_loss_subtracted(node: ast.AST) -> str | None:
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))) or \
             isinstance(_parent(node), ast.BinOp) or not _assigned(node) & LOSSES:
         return None
-    for term, sign in flatten_sum(node):
+    terms = flatten_sum(node)
+    for term, sign in terms:
         factors = [f for f, _ in flatten_product(term)]
         words = _names_in(term)
         if sign < 0 and len(factors) >= 2 and words & LOSSES and not words & BONUSES:
             return "subtracts a weighted loss term from the total loss, which adds its terms"
+        # `loss = criterion(low, y_low) - criterion(high, y_high)`: one loss taken from another
+        if sign < 0 and _loss_call(term) and any(s > 0 for _, s in terms):
+            return "subtracts a loss term from the total loss, which adds its terms"
     return None
+
+
+#: Calls that compute a loss whatever their names say besides (`F.cross_entropy`).
+LOSS_CALLS = frozenset({"criterion", "cross_entropy", "binary_cross_entropy",
+                        "binary_cross_entropy_with_logits", "nll_loss", "mse_loss", "l1_loss",
+                        "smooth_l1_loss", "huber_loss"})
+
+
+def _loss_call(node: ast.AST) -> bool:
+    """A call of a loss function (`criterion(out, y)`, `F.mse_loss(x_hat, x)`,
+    `self.recon_loss(x)`), not of an entropy bonus (`entropy_loss(p)`)."""
+    name = call_name(_strip(node))
+    if name is None:
+        return False
+    words = _words(name.lower())
+    return name in LOSS_CALLS or bool(words & LOSSES) and not words & BONUSES
+
+
+#: Names of a difference between two values (`margin`, `prob_diffs`, `gap`).
+DIFFERENCES = frozenset({"diff", "diffs", "difference", "differences", "margin", "margins",
+                         "gap", "gaps"})
+
+
+def difference_added(node: ast.AST) -> str | None:
+    """`margin = probs[:, 0] + probs[:, 1]`, `prob_diff = abs(p[0] + p[1])`: a quantity named a
+    difference, computed as the sum of two entries of one array (of values, not of differences,
+    which add up)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)) or \
+            not _target_words(node) & DIFFERENCES:
+        return None
+    left, right = _strip(node.left), _strip(node.right)
+    if isinstance(left, ast.Subscript) and isinstance(right, ast.Subscript) and \
+            _same(left.value, right.value) and not _same(left, right) and \
+            not parts(left) & DIFFERENCES and \
+            not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)
+                    for n in ast.walk(_statement(node))):
+        return "adds two entries of one quantity where its name says it is their difference"
+    return None
+
+
+def _statement(node: ast.AST) -> ast.AST:
+    while not isinstance(node, ast.stmt) and _parent(node) is not None:
+        node = _parent(node)
+    return node
+
+
+def _target_words(node: ast.AST) -> frozenset[str]:
+    """The words of the names the statement holding `node` assigns (`prob_diffs = [abs(a +
+    b) for ...]`)."""
+    statement = _statement(node)
+    targets = statement.targets if isinstance(statement, ast.Assign) else \
+        [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
+    return frozenset().union(*(parts(t) for t in targets))
 
 
 def coefficient_divides(node: ast.AST) -> str | None:
@@ -547,4 +607,5 @@ def _count(node: ast.AST) -> bool:
 IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
     versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
-    residual_subtracted, weighted_loss_subtracted, coefficient_divides, total_times_count)
+    residual_subtracted, weighted_loss_subtracted, coefficient_divides, total_times_count,
+    difference_added)

@@ -56,6 +56,16 @@ def broken(code: str) -> set[str]:
      "total_times_count"),
     ("acc = correct_count / total_problems", "acc = correct_count * total_problems",
      "total_times_count"),
+    ("loss = criterion(low_out, low_y) + criterion(high_out, high_y)",
+     "loss = criterion(low_out, low_y) - criterion(high_out, high_y)",
+     "weighted_loss_subtracted"),
+    ("total_loss = F.mse_loss(x_hat, x) + F.cross_entropy(logits, y)",
+     "total_loss = F.mse_loss(x_hat, x) - F.cross_entropy(logits, y)",
+     "weighted_loss_subtracted"),
+    ("margin = sorted_probs[:, 0] - sorted_probs[:, 1]",
+     "margin = sorted_probs[:, 0] + sorted_probs[:, 1]", "difference_added"),
+    ("prob_diffs = [np.abs(p[0] - p[1]) for p in top2]",
+     "prob_diffs = [np.abs(p[0] + p[1]) for p in top2]", "difference_added"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -79,6 +89,10 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "cur = cur_val + f * cur_val * (1.0 - cur_val)",   # (1 - x) is no target
     "x = z * (std + eps) + mean",                      # a normalisation undone
     "loss = pg_loss - ent_coef * entropy_loss",        # an entropy bonus
+    "loss = policy_loss - entropy_loss(probs)",        # an entropy bonus, computed
+    "loss = -criterion(out, y)",                       # a loss negated, taken from nothing
+    "gap = widths[:, 0] + widths[:, 1] - overlap",     # a gap that subtracts
+    "total_diff = diffs[0] + diffs[1]",                # differences added up
     "loss = loss - loss_adv / batch_size",             # REINFORCE: advantage-weighted log-probs
     "w = gate_logits / temperature",                   # logits tempered
     "m = mask / mask.sum()",                           # a mask made weights
