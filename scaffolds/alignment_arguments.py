@@ -5,7 +5,10 @@ A value need not be bound to a name. "Diagonal entries sampled uniformly from [0
 Where the check finds a numerical claim implemented (its two best evidence windows), a call
 whose name is a word of the claim (`uniform`, `resize`) and whose literal numbers include
 numbers the claim states, but also one the claim never mentions, sets the claim's values
-otherwise: `uniform(0.0, 100)` draws from another range than [0, 10]. Classes are left out:
+otherwise: `uniform(0.0, 100)` draws from another range than [0, 10]. A range is compared
+as a range: `uniform(0, 100)` is not [0, 10] even where the claim mentions 100 elsewhere
+("d=100"), when it keeps one end of a range the claim states and moves the other. Classes are
+left out:
 a layer's constructor takes its sizes (`_DownsampleBlock(256, 512)` channels), which
 coincide with the sizes a claim states (256×256 images) without setting them.
 """
@@ -13,6 +16,7 @@ coincide with the sizes a claim states (256×256 images) without setting them.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from sabench.scaffolds.alignment_formulas import python_module
@@ -33,6 +37,7 @@ def argument_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list
         return []
     words = term_set(claim.text) - GENERIC
     mentioned = mentioned_numbers(claim.text)
+    ranges = stated_ranges(claim.text)
     for file, call in _calls_in_windows(index, check):
         name = call_name(call)
         if len(name) < 4 or name.lstrip("_")[:1].isupper() or \
@@ -48,7 +53,49 @@ def argument_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list
             return [Finding("value_conflict", f"{name}(...) at {where} takes {unstated[0]:g}, "
                                               "which the claim does not state, beside its "
                                               f"{', '.join(f'{n:g}' for n in stated)}", where)]
+        moved = _range_moved(call, ranges) if "uniform" in name.lower() else None
+        if moved:
+            where = f"{file}:{call.lineno}"
+            return [Finding("value_conflict", f"{name}(...) at {where} draws from "
+                                              f"[{moved[0]:g}, {moved[1]:g}], but the claim "
+                                              f"states [{moved[2]:g}, {moved[3]:g}]", where)]
     return []
+
+
+_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?"
+_RANGE = re.compile(rf"[\[(]\s*({_NUMBER})\s*,\s*({_NUMBER})\s*[\])]")
+
+
+def stated_ranges(text: str) -> list[tuple[float, float]]:
+    """The ranges `[a, b]` a claim states, ends written as numbers or fractions (`[0, 1/3]`)."""
+    return [(_number(m.group(1)), _number(m.group(2))) for m in _RANGE.finditer(text)]
+
+
+def _number(text: str) -> float:
+    top, _, bottom = text.partition("/")
+    return float(top) / float(bottom) if bottom else float(top)
+
+
+def _range_moved(call: ast.Call, ranges: list[tuple[float, float]]
+                 ) -> tuple[float, float, float, float] | None:
+    """The call's (low, high), and the stated range it keeps one end of and moves the other,
+    when it is no range the claim states."""
+    ends = [_literal(a) for a in call.args[:2]]
+    if len(ends) < 2 or None in ends:
+        return None
+    low, high = ends
+    if any(_close(low, a) and _close(high, b) for a, b in ranges):
+        return None
+    for a, b in ranges:
+        moved = high if _close(low, a) else low
+        # `uniform(0, 1)` draws noise in too many places to be the claim's range moved
+        if _close(low, a) != _close(high, b) and abs(moved) not in (0, 1):
+            return low, high, a, b
+    return None
+
+
+def _close(x: float, y: float) -> bool:
+    return abs(x - y) <= 1e-6 * max(1.0, abs(y))
 
 
 def _calls_in_windows(index: RepoIndex, check: ClaimCheck) -> Iterator[tuple[str, ast.Call]]:

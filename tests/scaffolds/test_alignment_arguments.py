@@ -24,6 +24,19 @@ def test_a_call_named_by_the_claim_takes_its_numbers(tmp_path: Path, high: str,
         assert any("uniform(...) at data.py:7 takes 100" in r for r in result.reasons), result
 
 
+@pytest.mark.parametrize(("high", "fails"), [("10.0", False), ("100.0", True), ("1.0", False)])
+def test_a_range_is_compared_as_a_range(tmp_path: Path, high: str, fails: bool) -> None:
+    # 100 is a number the claim mentions (d=100), but not the end of its range; a draw from
+    # [0, 1] is noise more often than the claim's range moved
+    claim = toy_claim("toy-D1-001", "Configurations d=10 and d=100: the first k diagonal "
+                                    "entries are drawn uniformly from [0, 10].")
+    result = toy_check(tmp_path / "repo", {"data.py": CODE.format(high)}, claim)[claim.id]
+    assert ("value_conflict" in result.findings) is fails, result
+    if fails:
+        assert any("draws from [0, 100], but the claim states [0, 10]" in r
+                   for r in result.reasons), result
+
+
 def test_a_layers_sizes_are_not_values_it_takes_from_the_claim(tmp_path: Path) -> None:
     # 256 and 512 are channel counts here, however the claim's image sizes read
     claim = toy_claim("toy-D1-001", "Encoder downsampling: one shared encoder for 128x128 "
