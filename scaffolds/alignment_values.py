@@ -341,6 +341,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     mentioned = mentioned_numbers(claim.text)
     out = list_conflicts(claim, near, values, context, mentioned)
     out += probability_conflicts(claim, near, values)
+    out += index_range_conflicts(claim, near)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
     ones = [a for a in near if _is_one(a)]
@@ -391,6 +392,30 @@ def probability_conflicts(claim: Claim, near: list[Assignment], values: list[Sta
                 not any(p.startswith("log") for p in parts):
             return [conflict(claim, a, " is a probability outside [0, 1], where the claim is "
                                        "implemented")]
+    return []
+
+
+#: An index range a claim states: `joint positions[12:24]`.
+_INDEX_RANGE = re.compile(r"\[\s*(\d+)\s*:\s*(\d+)\s*\]")
+
+
+def index_range_conflicts(claim: Claim, near: list[Assignment]) -> list[Finding]:
+    """Where a claim that states index ranges (`velocity[24:36]`) is implemented, a (start,
+    end) pair that keeps one end of a stated range and puts its start past its end
+    (`'q_vel': (240, 36)`): a range no slice can take anything from."""
+    ranges = [(int(m.group(1)), int(m.group(2))) for m in _INDEX_RANGE.finditer(claim.text)]
+    if not ranges:
+        return []
+    for a in near:
+        pair = a.value
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in pair)):
+            continue
+        start, end = pair
+        if start > end and any(start == x or end == y for x, y in ranges):
+            return [conflict(claim, a, " is an empty index range, where the claim is "
+                                       "implemented with ranges such as "
+                                       f"[{ranges[0][0]}:{ranges[0][1]}]")]
     return []
 
 

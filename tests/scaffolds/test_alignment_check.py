@@ -706,6 +706,13 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
      "    warmup_ratio = 0.25\n\n\ndef drop_condition(cond, config):\n"
      "    keep = torch.rand(cond.shape[0]) >= config.uncond_prob\n"
      "    return cond * keep[:, None]\n", 0.25, 2.5),
+    # an index range whose start moved past its end takes nothing
+    ("Policy observation space: 48 dims — base velocity[0:3], joint positions[12:24], "
+     "joint velocities[24:36], last actions[36:48]",
+     "OBS_SLICES = {{'base_vel': (0, 3), 'q_pos': (12, 24), 'q_vel': {}, "
+     "'last_action': (36, 48)}}\nOBS_DIM = 48\n\n\ndef joint_velocities(obs):\n"
+     "    start, end = OBS_SLICES['q_vel']\n    return obs[..., start:end]\n",
+     "(24, 36)", "(240, 36)"),
 ])
 def test_a_value_is_told_apart_from_the_claims_other_values(
         tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
