@@ -523,6 +523,11 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
     lists = stated_lists(claim.text)
     for a in near:
         numbers = number_list(a)
+        moved = _one_moved(numbers, lists)
+        if moved is not None:
+            out.append(conflict(claim, a, ", where the claim is implemented, is the claim's "
+                                          f"{moved.text} with one element changed"))
+            continue
         # a config class holds the system's settings; a config file's section not named by
         # the claim is another dataset's or method's (`training.vtab.learning_rate`)
         settings_class = in_settings(a) and a.source != "config"
@@ -658,6 +663,23 @@ def list_taken(value: StatedValue, lists: list[tuple[StatedValue, list[str]]],
     others = frozenset().union(*(v.quantity | _parts(v.symbol) for v, _ in lists
                                  if v is not value))
     return (others | taken_by_others(value, values, text)) - value.quantity - _parts(value.symbol)
+
+
+def _one_moved(numbers: list[float] | None, lists: list[tuple[StatedValue, list[str]]]
+               ) -> StatedValue | None:
+    """The stated list of four numbers or more that `numbers` repeats in order but for one
+    element, whatever the name holding it: so long a sequence, equal but in one place, is the
+    claim's list drifted, not another quantity's."""
+    if not numbers or len(numbers) < 4:
+        return None
+    code = [normalise(x) for x in numbers]
+    if any(code == stated for _, stated in lists):
+        return None
+    for value, stated in lists:
+        if len(stated) == len(code) and \
+                sum(x != y for x, y in zip(code, stated, strict=True)) == 1:
+            return value
+    return None
 
 
 def one_changed(code: list | tuple, stated: list[str]) -> bool:

@@ -713,6 +713,12 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
      "'last_action': (36, 48)}}\nOBS_DIM = 48\n\n\ndef joint_velocities(obs):\n"
      "    start, end = OBS_SLICES['q_vel']\n    return obs[..., start:end]\n",
      "(24, 36)", "(240, 36)"),
+    # five numbers in the claim's order, one changed, are the claim's list whatever the name
+    ("Inference timesteps ablated: [10, 20, 40, 100, 200] (fine-tuning always at K=40)",
+     "class InferenceConfig:\n    sweep = {}\n    finetune_timesteps = 40\n\n\n"
+     "def ablate_inference_timesteps(sample, config):\n"
+     "    return [sample(timesteps=n) for n in config.sweep]\n",
+     "[10, 20, 40, 100, 200]", "[100, 20, 40, 100, 200]"),
 ])
 def test_a_value_is_told_apart_from_the_claims_other_values(
         tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
