@@ -20,7 +20,7 @@ formula any paper states:
 - a residual connection adds the block's output to its input (and a sum of outputs adds
   each one);
 - a total loss adds its weighted terms and the losses it is made of (an entropy bonus
-  aside);
+  aside), and no loss is a divisor;
 - a quantity named a difference (a margin, a gap) of two entries of one array is not their
   sum;
 - a coefficient (a weight, a `lambda`) multiplies what it weighs;
@@ -512,6 +512,20 @@ def _loss_call(node: ast.AST) -> bool:
     return name in LOSS_CALLS or bool(words & LOSSES) and not words & BONUSES
 
 
+def divides_by_loss(node: ast.AST) -> str | None:
+    """`recon = 0.5 / F.mse_loss(x_hat, x)`: a loss as a divisor, so that training would
+    raise the loss it minimises (a PSNR's `log10(1 / mse)` aside)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)) or \
+            not _loss_call(node.right):
+        return None
+    parent = _parent(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if call_name(parent) in GUARDED_CALLS:
+            return None
+        parent = _parent(parent)
+    return "divides by a loss, which is minimised: the quotient grows as the loss falls"
+
+
 #: Names of a difference between two values (`margin`, `prob_diffs`, `gap`).
 DIFFERENCES = frozenset({"diff", "diffs", "difference", "differences", "margin", "margins",
                          "gap", "gaps"})
@@ -608,4 +622,4 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
     versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
     residual_subtracted, weighted_loss_subtracted, coefficient_divides, total_times_count,
-    difference_added)
+    difference_added, divides_by_loss)

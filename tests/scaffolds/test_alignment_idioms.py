@@ -66,6 +66,8 @@ def broken(code: str) -> set[str]:
      "margin = sorted_probs[:, 0] + sorted_probs[:, 1]", "difference_added"),
     ("prob_diffs = [np.abs(p[0] - p[1]) for p in top2]",
      "prob_diffs = [np.abs(p[0] + p[1]) for p in top2]", "difference_added"),
+    ("recon = 0.5 * F.mse_loss(x_hat, x)", "recon = 0.5 / F.mse_loss(x_hat, x)",
+     "divides_by_loss"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -93,6 +95,7 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "loss = -criterion(out, y)",                       # a loss negated, taken from nothing
     "gap = widths[:, 0] + widths[:, 1] - overlap",     # a gap that subtracts
     "total_diff = diffs[0] + diffs[1]",                # differences added up
+    "psnr = 10 * torch.log10(1.0 / F.mse_loss(x_hat, x))",  # a PSNR
     "loss = loss - loss_adv / batch_size",             # REINFORCE: advantage-weighted log-probs
     "w = gate_logits / temperature",                   # logits tempered
     "m = mask / mask.sum()",                           # a mask made weights
