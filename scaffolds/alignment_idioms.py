@@ -584,7 +584,9 @@ def _names_in(node: ast.AST) -> frozenset[str]:
 def _normaliser(node: ast.AST) -> bool:
     """A sum, a count, a norm or a temperature: what weights are divided by."""
     if isinstance(node, ast.Call):
-        return True  # `w / w.sum()`, `w / len(w)`, `w / np.linalg.norm(w)`
+        # `w / w.sum()`, `w / len(w)`, `w / np.linalg.norm(w)`; but a module taken from a
+        # list (`self.experts[i](x)`) computes what the weight weighs
+        return not isinstance(node.func, ast.Subscript)
     words = _names_in(node)
     return bool(words & (COUNTS | {"max", "min", "mean", "temperature", "temp", "tau", "z"}))
 

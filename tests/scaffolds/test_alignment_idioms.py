@@ -68,6 +68,8 @@ def broken(code: str) -> set[str]:
      "prob_diffs = [np.abs(p[0] + p[1]) for p in top2]", "difference_added"),
     ("recon = 0.5 * F.mse_loss(x_hat, x)", "recon = 0.5 / F.mse_loss(x_hat, x)",
      "divides_by_loss"),
+    ("y = routing_weights[..., i] * self.experts[i](x)",
+     "y = routing_weights[..., i] / self.experts[i](x)", "coefficient_divides"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
