@@ -342,6 +342,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out = list_conflicts(claim, near, values, context, mentioned)
     out += probability_conflicts(claim, near, values)
     out += index_range_conflicts(claim, near)
+    out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
     ones = [a for a in near if _is_one(a)]
@@ -392,6 +393,27 @@ def probability_conflicts(claim: Claim, near: list[Assignment], values: list[Sta
                 not any(p.startswith("log") for p in parts):
             return [conflict(claim, a, " is a probability outside [0, 1], where the claim is "
                                        "implemented")]
+    return []
+
+
+def shared_stem_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValue],
+                          mentioned: frozenset[str]) -> list[Finding]:
+    """Where the claim is implemented, a name that is the stem every identifier of a group of
+    the claim's shares (`sigma` of "sigma_v_xy=0.25, sigma_omega_z=0.25"), holding a number
+    none of them states: whichever of them it is, the claim gives it another value."""
+    groups: dict[str, list[StatedValue]] = {}
+    for value in values:
+        stem, _, rest = value.symbol.partition("_")
+        if len(stem) >= 2 and rest:
+            groups.setdefault(stem, []).append(value)
+    for stem, group in groups.items():
+        keys = group[0].keys
+        if len(group) < 2 or any(v.keys != keys for v in group):
+            continue
+        for a in near:
+            if a.name.lower() == stem and scalar(a) and not a.numbers & mentioned:
+                return [conflict(claim, a, ", where the claim is implemented, but the claim "
+                                           f"states {group[0].text} for every {stem}_*")]
     return []
 
 

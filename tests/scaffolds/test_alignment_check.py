@@ -719,6 +719,13 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
      "def ablate_inference_timesteps(sample, config):\n"
      "    return [sample(timesteps=n) for n in config.sweep]\n",
      "[10, 20, 40, 100, 200]", "[100, 20, 40, 100, 200]"),
+    # `sigma` is either of the claim's sigmas: both are 0.25
+    ("Velocity tracking reward temperatures: sigma_v_xy=0.25 for linear velocity tracking, "
+     "sigma_omega_z=0.25 for angular velocity tracking",
+     "import torch\n\nSMOOTHING = 0.25\n\n\ndef velocity_tracking_reward(error, sigma={}):\n"
+     "    return torch.exp(-error / sigma)\n\n\n"
+     "def linear_velocity_tracking(command, velocity):\n"
+     "    return velocity_tracking_reward(((command - velocity) ** 2).sum(-1))\n", 0.25, 2.5),
 ])
 def test_a_value_is_told_apart_from_the_claims_other_values(
         tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
