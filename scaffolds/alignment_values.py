@@ -761,7 +761,8 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         # named by its own identifier only)
     if _COUNTS & {p.lower() for p in split_identifier(a.name)} and not value.whole:
         return False  # `n_models` counts models: it is not "models at $5.00"
-    if value.count and not counts_noun(a.name, value.head, owner_named(a, claim.terms)):
+    if value.count and not counts_noun(a.name, value.head, owner_named(a, claim.terms) or
+                                       settings_named(a, claim.terms)):
         return False  # "5 seeds" is no `seed = 42`
     # `gpus` is not "GPU hours"; but a symbol's value ("L=2048 tokens") is in its unit, and
     # a period ("every 10,000 steps") is named as one (`inner_loop_frequency`)
@@ -1075,6 +1076,22 @@ def in_namespace(a: Assignment, claim: frozenset[str]) -> bool:
     the claim: `scatter.s` is not the claim's `s`."""
     space = frozenset(t for part in a.path.split(".")[:-1] for t in name_terms(part))
     return all(covered(t, claim) for t in space - GENERIC)
+
+
+#: Words of a settings section's name that say it holds settings, not of what.
+_HOLDERS = frozenset({"config", "cfg", "arg", "args", "kwarg", "param", "paramet", "hparam",
+                      "hparams", "hyperparamet", "setting", "option"})
+
+
+def settings_named(a: Assignment, claim: frozenset[str]) -> bool:
+    """The settings section right above the name is named by the claim's words, generic ones
+    too (`TrainingConfig.epochs` for "OOD training regime: 1000 epochs", not a `training`
+    section for "PPO: 5 learning epochs per update")."""
+    parts = a.path.split(".")
+    if len(parts) < 2 or not in_settings(a):
+        return False
+    words = name_terms(parts[-2]) - _HOLDERS
+    return bool(words) and all(covered(t, claim) for t in words)
 
 
 def owner_named(a: Assignment, claim: frozenset[str]) -> bool:

@@ -726,6 +726,10 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
      "    return torch.exp(-error / sigma)\n\n\n"
      "def linear_velocity_tracking(command, velocity):\n"
      "    return velocity_tracking_reward(((command - velocity) ** 2).sum(-1))\n", 0.25, 2.5),
+    # a bare `epochs` counts the epochs of the regime its settings section is named for
+    ("OOD training regime: 1000 training trajectories, 1000 epochs, AdamW optimizer",
+     "class TrainingConfig:\n    epochs = {}\n    optimizer = 'adamw'\n\n\n"
+     "class DataConfig:\n    n_train_trajectories = 1000\n", 1000, 10000),
 ])
 def test_a_value_is_told_apart_from_the_claims_other_values(
         tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
@@ -743,6 +747,15 @@ def test_a_bare_plural_counts_its_noun_in_a_section_the_claim_names(tmp_path: Pa
     unnamed = code.replace("hardware:", "cluster:")
     assert drifted_and_faithful(tmp_path / "unnamed", claim, unnamed, 8, 80, "config.yaml") == (
         True, True)
+
+
+def test_a_settings_section_the_claim_does_not_name_holds_other_epochs(tmp_path: Path) -> None:
+    # the claim's regime is PPO's update, not training: `TrainingConfig.epochs` is the run's
+    claim = toy_claim("toy-D1-001", "PPO hyperparameters: 5 learning epochs per update, "
+                                    "clip range epsilon=0.2")
+    code = ("class TrainingConfig:\n    epochs = 2500\n\n\nclass PPOConfig:\n"
+            "    learning_epochs = {}\n    clip_range = 0.2\n")
+    assert drifted_and_faithful(tmp_path, claim, code, 5, 50) == (True, False)
 
 
 def test_a_section_named_by_the_claim_holds_its_value(tmp_path: Path) -> None:
