@@ -749,15 +749,6 @@ def test_a_bare_plural_counts_its_noun_in_a_section_the_claim_names(tmp_path: Pa
         True, True)
 
 
-def test_a_settings_section_the_claim_does_not_name_holds_other_epochs(tmp_path: Path) -> None:
-    # the claim's regime is PPO's update, not training: `TrainingConfig.epochs` is the run's
-    claim = toy_claim("toy-D1-001", "PPO hyperparameters: 5 learning epochs per update, "
-                                    "clip range epsilon=0.2")
-    code = ("class TrainingConfig:\n    epochs = 2500\n\n\nclass PPOConfig:\n"
-            "    learning_epochs = {}\n    clip_range = 0.2\n")
-    assert drifted_and_faithful(tmp_path, claim, code, 5, 50) == (True, False)
-
-
 def test_a_section_named_by_the_claim_holds_its_value(tmp_path: Path) -> None:
     # a YAML list in the claim's own section (`pfeif_adapter`) of a collection
     # (`peft_methods`) is the claim's list with one element changed
