@@ -545,11 +545,6 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
     lists = stated_lists(claim.text)
     for a in near:
         numbers = number_list(a)
-        moved = _one_moved(numbers, lists)
-        if moved is not None:
-            out.append(conflict(claim, a, ", where the claim is implemented, is the claim's "
-                                          f"{moved.text} with one element changed"))
-            continue
         # a config class holds the system's settings; a config file's section not named by
         # the claim is another dataset's or method's (`training.vtab.learning_rate`)
         settings_class = in_settings(a) and a.source != "config"
@@ -557,6 +552,11 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
                 in_namespace(a, context.terms) or owner_named(a, context.terms) or
                 settings_class) or numbered_elsewhere(a, claim.text):
             continue  # not the claim's, or another stage's (`stage1_betas`, Stage 3 claim)
+        moved = _one_moved(numbers, lists)
+        if moved is not None:
+            out.append(conflict(claim, a, ", where the claim is implemented, is the claim's "
+                                          f"{moved.text} with one element changed"))
+            continue
         # a list named by a symbol alone takes the claim's head ("Guidance weights: w ∈
         # [0.0, 1.0, 4.0]")
         changed = [(v, e) for v, e in lists if one_changed(numbers, e) and names_quantity(
@@ -690,8 +690,9 @@ def list_taken(value: StatedValue, lists: list[tuple[StatedValue, list[str]]],
 def _one_moved(numbers: list[float] | None, lists: list[tuple[StatedValue, list[str]]]
                ) -> StatedValue | None:
     """The stated list of four numbers or more that `numbers` repeats in order but for one
-    element, whatever the name holding it: so long a sequence, equal but in one place, is the
-    claim's list drifted, not another quantity's."""
+    element, whatever the name holding it (in a section that is the claim's: LoRA's
+    `bottlenecks: [1, 8, 16, 32]` is no Pfeiffer adapter's [4, 8, 16, 32]): so long a
+    sequence, equal but in one place, is the claim's list drifted, not another quantity's."""
     if not numbers or len(numbers) < 4:
         return None
     code = [normalise(x) for x in numbers]
