@@ -745,6 +745,12 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         return True  # `stage3_betas = (0.9, 0.95)` holds the claim's beta1 and beta2
     if len(value.symbol) > 1 and not _math_symbol(value.symbol):
         own, parts = identifier_parts(value.symbol, a.name, claim)
+        if not own <= parts and (qualified := _class_qualified(a)):
+            # the class says the rest of the identifier: `Attention.__init__`'s `heads` is
+            # "attn_heads"
+            own_in_class, parts_in_class = identifier_parts(value.symbol, qualified, claim)
+            if own_in_class <= parts_in_class:
+                own, parts = own_in_class, parts_in_class
         # the claim's identifier with words of the claim before or after it (`fno_modes` for
         # "FNO baseline: modes=16"), or words saying how it is measured (`chunk_len` for
         # "chunk=16"), none of them a qualifier or another value's word; a word may be cut
@@ -805,6 +811,15 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     # a qualified name must say the rest of the quantity in two words at least: `max_steps`
     # may be any bound on steps, `max_seq_length` is the sequence length
     return named and (not qualified or of_quantity_parts >= 2)
+
+
+def _class_qualified(a: Assignment) -> str | None:
+    """A constructor's parameter or a field named with its class (`Attention_heads` for the
+    default `heads` of `Attention.__init__`)."""
+    sections = [p for p in a.path.split(".")[:-1] if p not in ("__init__", "__post_init__")]
+    if not sections or not sections[-1][:1].isupper() or _SETTINGS.search(sections[-1]):
+        return None  # a settings class names what it sets by its fields
+    return f"{sections[-1]}_{a.name}"
 
 
 def _stems(parts: frozenset[str]) -> frozenset[str]:

@@ -730,6 +730,14 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
     ("OOD training regime: 1000 training trajectories, 1000 epochs, AdamW optimizer",
      "class TrainingConfig:\n    epochs = {}\n    optimizer = 'adamw'\n\n\n"
      "class DataConfig:\n    n_train_trajectories = 1000\n", 1000, 10000),
+    # the class says the rest of the identifier: `Attention`'s `heads` is `attn_heads`
+    ("U-Net hyperparameters: init_dim=128, down_up_layers=4, attn_hidden_dim=32, attn_heads=4",
+     "import torch.nn as nn\n\nINIT_DIM = 128\nDOWN_UP_LAYERS = 4\n\n\n"
+     "class Attention(nn.Module):\n    def __init__(self, dim, heads={}, dim_head=32):\n"
+     "        super().__init__()\n        self.heads = heads\n"
+     "        self.to_qkv = nn.Linear(dim, heads * dim_head * 3)\n\n\n"
+     "class LinearAttention(nn.Module):\n    def __init__(self, dim, heads=4, dim_head=32):\n"
+     "        super().__init__()\n        self.heads = heads\n", 4, 40),
 ])
 def test_a_value_is_told_apart_from_the_claims_other_values(
         tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
