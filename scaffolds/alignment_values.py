@@ -835,8 +835,10 @@ def _shortens(part: str, terms: frozenset[str]) -> bool:
 
 
 #: Words that name one quantity in two fields' usage: a diffusion model's sampling steps are
-#: its inference steps, and an iteration of a loop is its step.
-_ALIKE = {"sampl": "inference", "inference": "sampl", "iter": "step", "step": "iter"}
+#: its inference steps, an iteration of a loop is its step, and a language model's context is
+#: the sequence it reads.
+_ALIKE = {"sampl": "inference", "inference": "sampl", "iter": "step", "step": "iter",
+          "context": "sequence", "sequence": "context"}
 
 
 def _alike(words: frozenset[str]) -> frozenset[str]:
@@ -922,14 +924,17 @@ def identifier_parts(symbol: str, name: str, claim: ClaimContext
 
 def _alike_parts(own: frozenset[str], parts: frozenset[str]) -> frozenset[str]:
     """The identifier's parts with each one the name lacks replaced by a part of the name
-    that says the same (`iterations` for `steps`), or nothing if one has no such part."""
+    that says the same (`iterations` for `steps`, `seq` and `len` for `context_length`), or
+    nothing if one has no such part."""
     found = set()
     for part in own:
         if part in parts:
             found.add(part)
             continue
         words = frozenset(word_terms(part))
-        alike = [p for p in parts if words & {_ALIKE[w] for w in word_terms(p) if w in _ALIKE}]
+        # or a part the name cuts short (`len` of `length`; `head` is one of the `heads`)
+        alike = [p for p in parts if words & {_ALIKE[w] for w in word_terms(p) if w in _ALIKE}
+                 or len(p) >= 3 and part.startswith(p) and len(part) - len(p) >= 2]
         if not alike:
             return frozenset()
         found.add(alike[0])

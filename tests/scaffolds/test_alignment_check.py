@@ -738,6 +738,10 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
      "        self.to_qkv = nn.Linear(dim, heads * dim_head * 3)\n\n\n"
      "class LinearAttention(nn.Module):\n    def __init__(self, dim, heads=4, dim_head=32):\n"
      "        super().__init__()\n        self.heads = heads\n", 4, 40),
+    # a language model's context length is the sequence length it reads
+    ("Training infrastructure: context_length=4096, total_tokens=3.5T, optimizer=AdamW",
+     "class TrainingConfig:\n    seq_len = {}\n    optimizer = 'adamw'\n    log_every = 4096\n",
+     4096, 40960),
 ])
 def test_a_value_is_told_apart_from_the_claims_other_values(
         tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
