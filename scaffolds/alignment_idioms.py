@@ -23,6 +23,8 @@ formula any paper states:
   aside), and no loss is a divisor;
 - a quantity named a difference (a margin, a gap) of two entries of one array is not their
   sum;
+- a midpoint is half a sum, not half a difference;
+- a fraction of matches (`mean(pred == y)`) becomes a percentage by multiplying by 100;
 - a coefficient (a weight, a `lambda`) multiplies what it weighs;
 - an accumulated total (of losses, of correct answers) is divided by a count to give an
   average, never multiplied by one.
@@ -526,6 +528,41 @@ def divides_by_loss(node: ast.AST) -> str | None:
     return "divides by a loss, which is minimised: the quotient grows as the loss falls"
 
 
+#: Names of a point halfway between two others.
+MIDPOINTS = frozenset({"center", "centers", "centre", "centres", "mid", "midpoint", "midpoints",
+                       "middle"})
+
+
+def midpoint_differenced(node: ast.AST) -> str | None:
+    """`centers = 0.5 * (edges[:-1] - edges[1:])`: a midpoint computed as half a difference,
+    where it is half a sum."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))) or \
+            isinstance(_parent(node), ast.BinOp) or not _target_words(node) & MIDPOINTS:
+        return None
+    factors = flatten_product(node)
+    halves = [f for f, e in factors if isinstance(f, ast.Constant) and (
+        e > 0 and f.value == 0.5 or e < 0 and f.value == 2)]
+    differences = [f for f, e in factors if e > 0 and isinstance(f, ast.BinOp) and
+                   isinstance(f.op, ast.Sub)]
+    if len(factors) == 2 and halves and differences:
+        return "halves a difference where its name says it is a midpoint, half a sum"
+    return None
+
+
+def percent_divided(node: ast.AST) -> str | None:
+    """`accuracy = np.mean(pred == labels) / 100`: a fraction of matches divided by 100,
+    where a percentage multiplies it by 100."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)) or \
+            not (isinstance(node.right, ast.Constant) and node.right.value == 100):
+        return None
+    left = _strip(node.left)
+    of = _operand(left) if call_name(left) == "mean" else None
+    if of is not None and isinstance(of := _strip(of), ast.Compare) and \
+            isinstance(of.ops[0], ast.Eq):
+        return "divides a fraction of matches by 100, which a percentage multiplies it by"
+    return None
+
+
 #: Names of a difference between two values (`margin`, `prob_diffs`, `gap`).
 DIFFERENCES = frozenset({"diff", "diffs", "difference", "differences", "margin", "margins",
                          "gap", "gaps"})
@@ -624,4 +661,4 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
     versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
     residual_subtracted, weighted_loss_subtracted, coefficient_divides, total_times_count,
-    difference_added, divides_by_loss)
+    difference_added, divides_by_loss, midpoint_differenced, percent_divided)

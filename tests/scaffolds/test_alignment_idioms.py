@@ -70,6 +70,13 @@ def broken(code: str) -> set[str]:
      "divides_by_loss"),
     ("y = routing_weights[..., i] * self.experts[i](x)",
      "y = routing_weights[..., i] / self.experts[i](x)", "coefficient_divides"),
+    ("centers = 0.5 * (edges[:-1] + edges[1:])", "centers = 0.5 * (edges[:-1] - edges[1:])",
+     "midpoint_differenced"),
+    ("mid = (lo + hi) / 2", "mid = (lo - hi) / 2", "midpoint_differenced"),
+    ("accuracy = np.mean(preds == labels) * 100.0",
+     "accuracy = np.mean(preds == labels) / 100.0", "percent_divided"),
+    ("acc = (pred == y).float().mean() * 100", "acc = (pred == y).float().mean() / 100",
+     "percent_divided"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -98,6 +105,8 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "gap = widths[:, 0] + widths[:, 1] - overlap",     # a gap that subtracts
     "total_diff = diffs[0] + diffs[1]",                # differences added up
     "psnr = 10 * torch.log10(1.0 / F.mse_loss(x_hat, x))",  # a PSNR
+    "half_width = 0.5 * (hi - lo)",                    # half a difference, rightly
+    "lr = base_lr / 100",                              # a number scaled down
     "loss = loss - loss_adv / batch_size",             # REINFORCE: advantage-weighted log-probs
     "w = gate_logits / temperature",                   # logits tempered
     "m = mask / mask.sum()",                           # a mask made weights
