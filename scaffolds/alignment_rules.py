@@ -119,8 +119,10 @@ def concrete_stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         # a method of a class the claim's evidence shows (its head and docstring), named
         # with a word of the claim (`NormalizedLinear.normalize_weights` for hypersphere
         # normalization, once its body and docstring are gone)
-        shown = d.qualname.rsplit(".", 1)[0] in shown_classes and any(
-            covered(t, claim_terms) for t in name_terms(d.name) - GENERIC - _DOING)
+        # (or its constructor, which no instance gets past: a config's `__post_init__`)
+        shown = d.qualname.rsplit(".", 1)[0] in shown_classes and (any(
+            covered(t, claim_terms) for t in name_terms(d.name) - GENERIC - _DOING) or
+            d.name in _CONSTRUCTORS)
         if named or constructs or shown or d.qualname in carrying:
             out.append(Finding("stub", f"{d.qualname} is a stub ({d.stub}) of a class nothing "
                                        "else implements", f"{d.file}:{d.start}"))
@@ -144,6 +146,7 @@ def _classes_shown(index: RepoIndex, check: ClaimCheck) -> set[str]:
 #: Methods that are what a class does, whatever it is about (`forward` of a gating module).
 _WHAT_A_CLASS_DOES = frozenset({"__init__", "__post_init__", "__call__", "forward", "setup",
                                 "step", "run", "apply", "compute", "train_step", "sample"})
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__"})
 _ABSTRACT_BASES = frozenset({"ABC", "ABCMeta", "Protocol", "Generic"})
 _ABSTRACT_NAME = re.compile(r"^(?:Base|Abstract)|(?:Base|Interface|Mixin|Protocol)$")
 

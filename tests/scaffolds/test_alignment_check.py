@@ -442,6 +442,25 @@ def test_a_method_of_a_class_the_evidence_shows_that_raises_fails_the_claim(
             "else implements"] if fails else [])
 
 
+def test_a_class_the_evidence_shows_whose_constructor_raises_fails_the_claim(
+        tmp_path: Path) -> None:
+    # the evidence is a config's fields; its `__post_init__` raises, so no config is built
+    claim = toy_claim("toy-D1-001", "Model architecture: 16 routed experts, top-k=4")
+    code = ("from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n"
+            "    routed_experts: int = 16\n    top_k: int = 4\n\n"
+            "    def __post_init__(self):\n        {}\n")
+    shown_fields = ClaimCheck(claim_id=claim.id, dimension=Dimension.D1, function="",
+                              evidence=[Evidence(file="config.py", start_line=5, end_line=7)])
+    for body, fails in (("raise NotImplementedError", True), ("assert self.top_k > 0", False)):
+        repo = tmp_path / str(fails)
+        repo.mkdir()
+        (repo / "config.py").write_text(code.format(body))
+        found = rules.concrete_stub_findings(RepoIndex.build(repo), claim, shown_fields)
+        assert [f.reason for f in found] == ([
+            "Config.__post_init__ is a stub (raises NotImplementedError) of a class nothing "
+            "else implements"] if fails else [])
+
+
 def test_a_class_carrying_the_claim_that_cannot_run_fails_it(tmp_path: Path) -> None:
     # the claim is found in the constructor (the headwise gate's weights); the method that
     # does the class's work raises: the claim's code cannot run
