@@ -24,6 +24,8 @@ formula any paper states:
 - a quantity named a difference (a margin, a gap) of two entries of one array is not their
   sum;
 - a midpoint is half a sum, not half a difference;
+- an output made of two branches' outputs adds them;
+- lists join with `+` and cannot be subtracted or divided;
 - a fraction of matches (`mean(pred == y)`) becomes a percentage by multiplying by 100;
 - a coefficient (a weight, a `lambda`) multiplies what it weighs;
 - an accumulated total (of losses, of correct answers) is divided by a count to give an
@@ -528,6 +530,32 @@ def divides_by_loss(node: ast.AST) -> str | None:
     return "divides by a loss, which is minimised: the quotient grows as the loss falls"
 
 
+def outputs_subtracted(node: ast.AST) -> str | None:
+    """`output = shared_out - routed_out`: an output made of two branches' outputs, one
+    taken from the other where they add."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)) or \
+            isinstance(_parent(node), ast.BinOp) or not _target_words(node) & OUTPUTS:
+        return None
+    if _bare(node.left) and _bare(node.right) and parts(node.left) & OUTPUTS and \
+            parts(node.right) & OUTPUTS and not _same(node.left, node.right):
+        return "subtracts one branch's output from another's where the output adds them"
+    return None
+
+
+def lists_subtracted(node: ast.AST) -> str | None:
+    """`list(a) - list(b)`: arithmetic on lists other than joining or repeating them, which
+    Python refuses."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div)) and \
+            _a_list(node.left) and _a_list(node.right):
+        return "subtracts or divides lists, which cannot run (lists join with +)"
+    return None
+
+
+def _a_list(node: ast.AST) -> bool:
+    return isinstance(node, (ast.List, ast.ListComp)) or \
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "list"
+
+
 #: Names of a point halfway between two others.
 MIDPOINTS = frozenset({"center", "centers", "centre", "centres", "mid", "midpoint", "midpoints",
                        "middle"})
@@ -661,4 +689,5 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
     versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
     residual_subtracted, weighted_loss_subtracted, coefficient_divides, total_times_count,
-    difference_added, divides_by_loss, midpoint_differenced, percent_divided)
+    difference_added, divides_by_loss, midpoint_differenced, percent_divided,
+    outputs_subtracted, lists_subtracted)

@@ -77,6 +77,10 @@ def broken(code: str) -> set[str]:
      "accuracy = np.mean(preds == labels) / 100.0", "percent_divided"),
     ("acc = (pred == y).float().mean() * 100", "acc = (pred == y).float().mean() / 100",
      "percent_divided"),
+    ("output = shared_out + routed_out", "output = shared_out - routed_out",
+     "outputs_subtracted"),
+    ("pool = list(targets) + list(others)", "pool = list(targets) - list(others)",
+     "lists_subtracted"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -107,6 +111,8 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "psnr = 10 * torch.log10(1.0 / F.mse_loss(x_hat, x))",  # a PSNR
     "half_width = 0.5 * (hi - lo)",                    # half a difference, rightly
     "lr = base_lr / 100",                              # a number scaled down
+    "delta = new_out - old_out",                       # a change of an output, not an output
+    "output = out - out.mean()",                       # an output centred
     "loss = loss - loss_adv / batch_size",             # REINFORCE: advantage-weighted log-probs
     "w = gate_logits / temperature",                   # logits tempered
     "m = mask / mask.sum()",                           # a mask made weights
