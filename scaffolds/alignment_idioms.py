@@ -210,9 +210,13 @@ def _parent(node: ast.AST) -> ast.AST | None:
 
 def _assigned(node: ast.AST) -> frozenset[str]:
     """The words of the names `node` is assigned to as a whole (`texts = pos + neg`)."""
-    node = _parent(node)
-    targets = node.targets if isinstance(node, ast.Assign) else \
-        [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+    return _words_assigned(_parent(node))
+
+
+def _words_assigned(statement: ast.AST | None) -> frozenset[str]:
+    """The words of the names an assignment statement assigns (none for anything else)."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else \
+        [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
     return frozenset().union(*(parts(t) for t in targets))
 
 
@@ -622,10 +626,7 @@ def _statement(node: ast.AST) -> ast.AST:
 def _target_words(node: ast.AST) -> frozenset[str]:
     """The words of the names the statement holding `node` assigns (`prob_diffs = [abs(a +
     b) for ...]`)."""
-    statement = _statement(node)
-    targets = statement.targets if isinstance(statement, ast.Assign) else \
-        [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
-    return frozenset().union(*(parts(t) for t in targets))
+    return _words_assigned(_statement(node))
 
 
 def coefficient_divides(node: ast.AST) -> str | None:
