@@ -388,7 +388,7 @@ def probability_conflicts(claim: Claim, near: list[Assignment], values: list[Sta
     for a in near:
         number = a.value if scalar(a) else _float(a.value) if config_scalar(a) else None
         parts = {p.lower() for p in split_identifier(a.name)}
-        # a log-probability is at most 0, and any negative number
+        # a log-probability (`log_prob`) is at most 0: its numbers are no drift
         if number is not None and not 0 <= number <= 1 and parts & _PROBABILITY_NAMES and \
                 not any(p.startswith("log") for p in parts):
             return [conflict(claim, a, " is a probability outside [0, 1], where the claim is "
