@@ -504,10 +504,9 @@ def weighted_loss_subtracted(node: ast.AST) -> str | None:
     return None
 
 
-#: Calls that compute a loss whatever their names say besides (`F.cross_entropy`).
+#: Calls that compute a loss though no part of their name is "loss" (`F.cross_entropy`).
 LOSS_CALLS = frozenset({"criterion", "cross_entropy", "binary_cross_entropy",
-                        "binary_cross_entropy_with_logits", "nll_loss", "mse_loss", "l1_loss",
-                        "smooth_l1_loss", "huber_loss"})
+                        "binary_cross_entropy_with_logits"})
 
 
 def _loss_call(node: ast.AST) -> bool:

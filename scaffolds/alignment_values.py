@@ -816,7 +816,7 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
 def _class_qualified(a: Assignment) -> str | None:
     """A constructor's parameter or a field named with its class (`Attention_heads` for the
     default `heads` of `Attention.__init__`)."""
-    sections = [p for p in a.path.split(".")[:-1] if p not in ("__init__", "__post_init__")]
+    sections = _sections(a)
     if not sections or not sections[-1][:1].isupper() or _SETTINGS.search(sections[-1]):
         return None  # a settings class names what it sets by its fields
     return f"{sections[-1]}_{a.name}"
@@ -1088,8 +1088,14 @@ def in_settings(a: Assignment) -> bool:
     """A field of a settings class, or a key of a configuration file: its container names the
     part of the system it configures (`DiffusionConfig`), which a claim about one of its
     values need not name."""
-    parts = [p for p in a.path.split(".")[:-1] if p not in ("__init__", "__post_init__")]
+    parts = _sections(a)
     return a.source == "config" or (len(parts) == 1 and bool(_SETTINGS.search(parts[0])))
+
+
+def _sections(a: Assignment) -> list[str]:
+    """The sections above a name, its class's constructor left out (`Attention.__init__.heads`
+    is in `Attention`)."""
+    return [p for p in a.path.split(".")[:-1] if p not in ("__init__", "__post_init__")]
 
 
 def in_namespace(a: Assignment, claim: frozenset[str]) -> bool:
