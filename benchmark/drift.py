@@ -565,12 +565,15 @@ def changed_lines(before: bytes, after: bytes) -> list[tuple[int, int]]:
 def first_change(copy: Path, saved: dict[str, bytes],
                  changed: dict[str, list[tuple[int, int]]]) -> dict[str, Any] | None:
     """The first line an injection changed, before and after (so that a miss can be read
-    without repeating the injection); a stub's `after` is its one line."""
+    without repeating the injection); a stub's `after` is its one line. The line is the
+    first that differs, not the diff's first range: a diff reads a swap of two lines as one
+    line moved, and the range it gives may start at the unchanged line above."""
     for rel, ranges in sorted(changed.items()):
         if ranges:
-            line = ranges[0][0]
             old = saved[rel].decode("utf-8", "replace").splitlines()
             new = (copy / rel).read_bytes().decode("utf-8", "replace").splitlines()
+            pairs = enumerate(zip(old, new, strict=False), 1)  # a stub is shorter
+            line = next((n for n, (a, b) in pairs if a != b), ranges[0][0])
             return {"file": rel, "line": line, "before": _line(old, line),
                     "after": _line(new, line)}
     return None

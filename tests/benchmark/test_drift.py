@@ -205,3 +205,15 @@ def test_one_kind_of_drift_is_measured_on_a_sample_of_its_own(sabench_data: Path
                            timeout=600)
     assert wrong.returncode != 0
     assert "unknown kind of drift sign" in wrong.stderr and len(wrong.stderr.splitlines()) == 1
+
+
+def test_a_swaps_record_shows_a_line_that_changed(tmp_path: Path) -> None:
+    from sabench.benchmark.drift import changed_lines, first_change
+
+    before = "def main():\n    prepare()\n    train()\n    report()\n"
+    (tmp_path / "m.py").write_text(before.replace("    prepare()\n    train()",
+                                                  "    train()\n    prepare()"))
+    saved = {"m.py": before.encode()}
+    changed = {"m.py": changed_lines(saved["m.py"], (tmp_path / "m.py").read_bytes())}
+    change = first_change(tmp_path, saved, changed)
+    assert change == {"file": "m.py", "line": 2, "before": "prepare()", "after": "train()"}
