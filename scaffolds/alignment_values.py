@@ -342,6 +342,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out = list_conflicts(claim, near, values, context, mentioned)
     out += probability_conflicts(claim, near, values)
     out += index_range_conflicts(claim, near)
+    out += drifted_list_conflicts(index, claim, near, context, mentioned)
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
@@ -577,6 +578,33 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
                                           f"{', '.join(sorted(misses))}, but the claim states "
                                           f"{named[0].text}"))
     return out
+
+
+def drifted_list_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
+                           context: ClaimContext, mentioned: frozenset[str]) -> list[Finding]:
+    """Where the claim is implemented, a list that repeats a list of three numbers or more
+    the claim states, in order but for one element, a number the claim never mentions: the
+    claim's list with one value changed, whatever its name or section
+    (`fine_tuning.lambda_values: [10000, 2500, 12500]` for "λ values: [1000, 2500, 12500]").
+    Unless a section the claim names holds the stated list: then the list one element off is
+    another's (LoRA's bottlenecks beside the Pfeiffer adapter's)."""
+    lists = [(value, stated) for value, stated in stated_lists(claim.text) if len(stated) >= 3]
+    if not lists:
+        return []
+    held = {tuple(normalise(x) for x in numbers) for a, _ in _name_terms(index)
+            if owner_named(a, context.terms) and (numbers := number_list(a))}
+    for a in near:
+        numbers = number_list(a)
+        if not numbers or numbered_elsewhere(a, claim.text):
+            continue
+        code = [normalise(x) for x in numbers]
+        for value, stated in lists:
+            odd = [x for x, y in zip(code, stated, strict=True) if x != y] \
+                if len(code) == len(stated) else []
+            if len(odd) == 1 and odd[0] not in mentioned and tuple(stated) not in held:
+                return [conflict(claim, a, ", where the claim is implemented, is the claim's "
+                                           f"{value.text} with one element changed")]
+    return []
 
 
 #: An indexed symbol given a value: `beta1=0.9`, `beta_2 = 0.95`, `β₂: 0.999`.
