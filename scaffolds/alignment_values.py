@@ -343,6 +343,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out += probability_conflicts(claim, near, values)
     out += index_range_conflicts(claim, near)
     out += drifted_list_conflicts(index, claim, near, context, mentioned)
+    out += range_conflicts(claim, near, context)
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
@@ -395,6 +396,59 @@ def probability_conflicts(claim: Claim, near: list[Assignment], values: list[Sta
             return [conflict(claim, a, " is a probability outside [0, 1], where the claim is "
                                        "implemented")]
     return []
+
+
+_RANGE_END = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?"
+#: A range a claim gives a quantity, in words or brackets: "ranging from 0 to 5", "between
+#: 0.1 and 0.5", "sampled from [0.7, 1.0]", "w ∈ [0, 10]" (not a pair of settings).
+_STATED_RANGES = (
+    re.compile(rf"\b(?:from|between)\s+({_RANGE_END})\s+(?:to|and)\s+({_RANGE_END})"
+               r"(?![\w.]|\s*[%×x*])"),
+    re.compile(rf"(?:\brange|\bfrom|\bin|\bwithin|∈)\s*[\[(]\s*({_RANGE_END})\s*,\s*"
+               rf"({_RANGE_END})\s*[\])]"))
+
+
+def stated_ranges(text: str) -> list[tuple[float, float, frozenset[str]]]:
+    """The ranges a claim states: low and high end, and the terms of the quantity they bound
+    (the clause before the range)."""
+    out = []
+    for pattern in _STATED_RANGES:
+        for m in pattern.finditer(text):
+            ends = sorted(_fraction(m.group(i)) for i in (1, 2))
+            out.append((ends[0], ends[1], claim_terms(_CLAUSE.split(text[:m.start()])[-1])))
+    return out
+
+
+def _fraction(text: str) -> float:
+    top, _, bottom = text.partition("/")
+    return float(top) / float(bottom) if bottom else float(top)
+
+
+def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext
+                    ) -> list[Finding]:
+    """Where the claim is implemented, a name of a quantity the claim bounds holds a number
+    outside its range (`THINKING_STEPS = 50` for "thinking steps ranging from 0 to 5"): every
+    word of the name but generic ones is the range's quantity's or the claim's head's, and its
+    section is the claim's (a `RobustnessConfig` has its own learning rate)."""
+    for low, high, quantity in stated_ranges(claim.text):
+        words = quantity | context.head
+        for a in near:
+            number = a.value if scalar(a) else _float(a.value) if config_scalar(a) else None
+            parts = name_terms(a.name) - GENERIC
+            if number is not None and not low <= number <= high and parts and \
+                    all(covered(t, words) for t in parts) and \
+                    _section_is_claims(a, context.terms) and \
+                    not numbered_elsewhere(a, claim.text):
+                return [conflict(claim, a, ", where the claim is implemented, is outside the "
+                                           f"range [{low:g}, {high:g}] the claim states")]
+    return []
+
+
+def _section_is_claims(a: Assignment, terms: frozenset[str]) -> bool:
+    """Each word of the name's sections is generic, the claim's, or cut short from one of the
+    claim's words (`EvalConfig` for a claim that says "evaluate")."""
+    space = frozenset(t for part in _sections(a) for t in name_terms(part)) - GENERIC
+    return all(covered(t, terms) or _shortens(t, terms) for t in space)
 
 
 def shared_stem_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValue],

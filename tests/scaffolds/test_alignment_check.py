@@ -798,6 +798,20 @@ def test_a_list_one_element_off_where_the_claim_is_implemented_is_its_list(
                                 "[5000, 2500, 12500]", "config.yaml") == (True, True)
 
 
+def test_a_quantity_the_claim_bounds_holds_a_number_in_its_range(tmp_path: Path) -> None:
+    # "ranging from 0 to 5" bounds the thinking steps; `EvalConfig` is the claim's section,
+    # cut short from "evaluate"
+    claim = toy_claim("toy-D1-001", "Test-time compute: 1,000 hard levels tested with the "
+                                    "number of thinking steps ranging from 0 to 5 to evaluate "
+                                    "planning")
+    code = ("class EvalConfig:\n    THINKING_STEPS = {}\n    HARD_LEVELS = 1000\n"
+            "    SEED = 5\n")
+    assert drifted_and_faithful(tmp_path, claim, code, 5, 50) == (True, False)
+    # another part of the system (`RobustnessConfig`) keeps its own settings
+    other = code.replace("EvalConfig", "RobustnessConfig")
+    assert drifted_and_faithful(tmp_path / "other", claim, other, 5, 50) == (True, True)
+
+
 def test_a_section_named_by_the_claim_holds_its_value(tmp_path: Path) -> None:
     # a YAML list in the claim's own section (`pfeif_adapter`) of a collection
     # (`peft_methods`) is the claim's list with one element changed
