@@ -212,6 +212,9 @@ def drift_test(
     kind: Annotated[list[str] | None, typer.Option(
         "--kind", help="Only this kind of drift (value, stub, operator, remove, swap); "
         "repeat for several.")] = None,
+    paper: Annotated[list[str] | None, typer.Option(
+        "--paper", help="Only runs of this paper (an id); repeat for several, e.g. a held-out "
+        "split of papers.")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Inject one drift at a time into implemented claims and count what the check detects."""
@@ -229,7 +232,8 @@ def drift_test(
             status({"phase": f"{done['hit']}/{done['n']} detected", "step": done["n"]})
 
         report = run_suite(runs_root, papers, sample=sample, seed=seed, checker=checker,
-                           stratified=stratified, kinds=kind, progress=progress)
+                           stratified=stratified, kinds=kind, papers_only=paper,
+                           progress=progress)
     if as_json:
         sys.stdout.write(json.dumps(report, indent=1) + "\n")
         return

@@ -399,13 +399,19 @@ def too_many_files(repo: Path, limit: int = MAX_FILES) -> bool:
     return False
 
 
-def candidates(runs_root: Path, papers: Path, skipped: list[dict[str, str]] | None = None
+def candidates(runs_root: Path, papers: Path, skipped: list[dict[str, str]] | None = None,
+               only: Collection[str] | None = None
                ) -> Iterator[tuple[str, PaperSpec, Path, dict]]:
-    """Complete runs (no cited file missing) with their paper and official score; runs left
-    out for their size go to `skipped`."""
+    """Complete runs (no cited file missing) with their paper and official score, of the
+    papers in `only` if given (an id no run has is an error); runs left out for their size
+    go to `skipped`."""
     specs: dict[str, PaperSpec] = {}
-    for run in read_runs_root(runs_root).runs:
-        if run.missing_cited_files:
+    runs = read_runs_root(runs_root).runs
+    unknown = sorted(set(only or ()) - {run.paper_id for run in runs})
+    if unknown:
+        raise DriftSuiteError(f"{runs_root}: no run of paper {unknown[0]}")
+    for run in runs:
+        if run.missing_cited_files or only is not None and run.paper_id not in only:
             continue
         if too_many_files(run.repo):
             if skipped is not None:
@@ -423,7 +429,7 @@ def candidates(runs_root: Path, papers: Path, skipped: list[dict[str, str]] | No
 
 def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed: int = 0,
                checker: str = "alignment", stratified: bool = False,
-               kinds: Collection[str] | None = None,
+               kinds: Collection[str] | None = None, papers_only: Collection[str] | None = None,
                progress: Callable[[Outcome], None] | None = None) -> dict[str, Any]:
     """Inject one drift per chosen claim and report detection and false alarms.
 
@@ -431,12 +437,15 @@ def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed
     left), so that a capped sample measures D3 and D4 too, which are rare among implemented
     claims; the overall figure then weighs the dimensions alike. With `kinds` (names of
     `KINDS`: value, stub, operator, remove, swap), only those kinds are injected, so that one
-    kind of drift is measured on a sample of its own."""
+    kind of drift is measured on a sample of its own. With `papers_only` (paper ids), only
+    those papers' runs are drifted: a split of papers that tuning never reads gives a
+    held-out figure, which a seed over all papers does not (seeds share draws)."""
     rng = random.Random(seed)
     check = CHECKERS[checker]
     chosen = chosen_kinds(kinds)
     plans, skipped = [], []
-    for name, spec, repo, official in candidates(Path(runs_root), Path(papers), skipped):
+    for name, spec, repo, official in candidates(Path(runs_root), Path(papers), skipped,
+                                                 papers_only):
         scores = {c["id"]: c["score"] for d in official["dimensions"].values()
                   for c in d["claims"]}
         sites = evidence_sites(spec, official, repo)
@@ -463,6 +472,7 @@ def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed
                     progress(outcome)
     return {**summarise(outcomes), "stratified": stratified,
             "kinds": sorted(k for ks in chosen.values() for k, _ in ks),
+            "papers": sorted(papers_only) if papers_only is not None else None,
             "skipped_runs": skipped}
 
 

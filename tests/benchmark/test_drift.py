@@ -217,3 +217,22 @@ def test_a_swaps_record_shows_a_line_that_changed(tmp_path: Path) -> None:
     changed = {"m.py": changed_lines(saved["m.py"], (tmp_path / "m.py").read_bytes())}
     change = first_change(tmp_path, saved, changed)
     assert change == {"file": "m.py", "line": 2, "before": "prepare()", "after": "train()"}
+
+
+@pytest.mark.dataset
+def test_the_draw_can_be_held_to_a_split_of_papers(sabench_data: Path, tmp_path: Path) -> None:
+    subprocess.run(["sh", str(sabench_data / "unpack.sh"), str(tmp_path)], check=True,
+                   capture_output=True)
+    command = [sys.executable, "-m", "sabench.benchmark.cli", "drift-test", str(tmp_path),
+               "--papers", str(sabench_data / "papers"), "--sample", "3", "--json",
+               "--kind", "value"]
+    done = subprocess.run([*command, "--paper", "ngpt"], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["papers"] == ["ngpt"] and report["n_injected"] == 3
+    assert {i["run"].split("/")[1] for i in report["injections"]} == {"ngpt"}
+    wrong = subprocess.run([*command, "--paper", "no-such-paper"], capture_output=True,
+                           text=True, timeout=600)
+    assert wrong.returncode != 0
+    assert "no run of paper no-such-paper" in wrong.stderr and len(wrong.stderr.splitlines()) == 1
