@@ -13,6 +13,7 @@ indexed symbols are read as one list (`betas=(0.9, 0.95)` for "beta1=0.9, beta2=
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -338,6 +339,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         a.file == f and start <= a.line <= end for f, start, end in windows)]
     near += lookup_defaults(index, windows)
     near += [labelled for a in near if (labelled := under_label(a, context)) is not None]
+    near += [branch for a in near for branch in branch_values(index, a)]
     mentioned = mentioned_numbers(claim.text)
     out = list_conflicts(claim, near, values, context, mentioned)
     out += probability_conflicts(claim, near, values)
@@ -563,6 +565,29 @@ def under_label(a: Assignment, context: ClaimContext) -> Assignment | None:
 _LOOKUP_DEFAULT = re.compile(r"(?:\.get|\.pop|\bgetattr)\(\s*(?:[\w.]+\s*,\s*)?"
                              r"[\"']((?:\w+\.)*\w+)[\"']"  # a dotted key: `vae.resolution`
                              r"\s*,\s*(-?\d[\d_]*\.?\d*(?:[eE][-+]?\d+)?)\s*\)")
+
+
+def branch_values(index: RepoIndex, a: Assignment) -> list[Assignment]:
+    """The numbers a conditional setting takes, one per branch (`weight_decay = 0.0 if
+    is_ngpt else 0.1` sets 0.0 and 0.1): each is a value the name holds in some run."""
+    entry = index.files.get(a.file)
+    if a.value is not None or a.source != "assign" or entry is None or \
+            not 0 < a.line <= len(entry.lines) or " if " not in entry.lines[a.line - 1]:
+        return []
+    try:
+        statement = ast.parse(entry.lines[a.line - 1].strip()).body[0]
+    except (SyntaxError, IndexError, ValueError):
+        return []
+    if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or \
+            not isinstance(statement.value, ast.IfExp):
+        return []
+    out = []
+    for branch in (statement.value.body, statement.value.orelse):
+        if isinstance(branch, ast.Constant) and isinstance(branch.value, (int, float)) and \
+                not isinstance(branch.value, bool):
+            out.append(replace(a, value=branch.value,
+                               numbers=frozenset(number_keys(str(branch.value)))))
+    return out
 
 
 def lookup_defaults(index: RepoIndex, windows: list[tuple[str, int, int]]

@@ -812,6 +812,16 @@ def test_a_quantity_the_claim_bounds_holds_a_number_in_its_range(tmp_path: Path)
     assert drifted_and_faithful(tmp_path / "other", claim, other, 5, 50) == (True, True)
 
 
+def test_each_branch_of_a_conditional_setting_is_a_value_it_holds(tmp_path: Path) -> None:
+    # `0.0 if is_ngpt else 0.1` sets the claim's two values, one per model
+    claim = toy_claim("toy-D1-001", "Optimizer: GPT uses AdamW with weight_decay=0.1 and "
+                                    "warmup_steps=2000; nGPT uses weight_decay=0.0")
+    code = ("class OptimConfig:\n    def __init__(self, is_ngpt):\n"
+            "        self.weight_decay = 0.0 if is_ngpt else {}\n"
+            "        self.warmup_steps = 0 if is_ngpt else 2000\n")
+    assert drifted_and_faithful(tmp_path, claim, code, 0.1, 0.5) == (True, False)
+
+
 def test_a_section_named_by_the_claim_holds_its_value(tmp_path: Path) -> None:
     # a YAML list in the claim's own section (`pfeif_adapter`) of a collection
     # (`peft_methods`) is the claim's list with one element changed
