@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from sabench.scaffolds.alignment_formulas import python_module
 from sabench.scaffolds.alignment_rules import GENERIC, Finding, covered
-from sabench.scaffolds.alignment_values import mentioned_numbers
+from sabench.scaffolds.alignment_values import RANGE_END, mentioned_numbers, range_end
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import RepoIndex, const_value
 from sabench.verifiers.numbers import normalise
@@ -62,18 +62,12 @@ def argument_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list
     return []
 
 
-_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?"
-_RANGE = re.compile(rf"[\[(]\s*({_NUMBER})\s*,\s*({_NUMBER})\s*[\])]")
+_RANGE = re.compile(rf"[\[(]\s*({RANGE_END})\s*,\s*({RANGE_END})\s*[\])]")
 
 
 def stated_ranges(text: str) -> list[tuple[float, float]]:
     """The ranges `[a, b]` a claim states, ends written as numbers or fractions (`[0, 1/3]`)."""
-    return [(_number(m.group(1)), _number(m.group(2))) for m in _RANGE.finditer(text)]
-
-
-def _number(text: str) -> float:
-    top, _, bottom = text.partition("/")
-    return float(top) / float(bottom) if bottom else float(top)
+    return [(range_end(m.group(1)), range_end(m.group(2))) for m in _RANGE.finditer(text)]
 
 
 def _range_moved(call: ast.Call, ranges: list[tuple[float, float]]

@@ -400,28 +400,30 @@ def probability_conflicts(claim: Claim, near: list[Assignment], values: list[Sta
     return []
 
 
-_RANGE_END = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?"
+#: An end of a range a claim states: a number or a fraction (`1/3`).
+RANGE_END = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?"
 #: A range a claim gives a quantity, in words or brackets: "ranging from 0 to 5", "between
 #: 0.1 and 0.5", "sampled from [0.7, 1.0]", "w ∈ [0, 10]" (not a pair of settings).
 _STATED_RANGES = (
-    re.compile(rf"\b(?:from|between)\s+({_RANGE_END})\s+(?:to|and)\s+({_RANGE_END})"
+    re.compile(rf"\b(?:from|between)\s+({RANGE_END})\s+(?:to|and)\s+({RANGE_END})"
                r"(?![\w.]|\s*[%×x*])"),
-    re.compile(rf"(?:\brange|\bfrom|\bin|\bwithin|∈)\s*[\[(]\s*({_RANGE_END})\s*,\s*"
-               rf"({_RANGE_END})\s*[\])]"))
+    re.compile(rf"(?:\brange|\bfrom|\bin|\bwithin|∈)\s*[\[(]\s*({RANGE_END})\s*,\s*"
+               rf"({RANGE_END})\s*[\])]"))
 
 
-def stated_ranges(text: str) -> list[tuple[float, float, frozenset[str]]]:
+def bounded_quantities(text: str) -> list[tuple[float, float, frozenset[str]]]:
     """The ranges a claim states: low and high end, and the terms of the quantity they bound
     (the clause before the range)."""
     out = []
     for pattern in _STATED_RANGES:
         for m in pattern.finditer(text):
-            ends = sorted(_fraction(m.group(i)) for i in (1, 2))
+            ends = sorted(range_end(m.group(i)) for i in (1, 2))
             out.append((ends[0], ends[1], claim_terms(_CLAUSE.split(text[:m.start()])[-1])))
     return out
 
 
-def _fraction(text: str) -> float:
+def range_end(text: str) -> float:
+    """The value of a `RANGE_END` (`1/3` is 0.333...)."""
     top, _, bottom = text.partition("/")
     return float(top) / float(bottom) if bottom else float(top)
 
@@ -432,7 +434,7 @@ def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext
     outside its range (`THINKING_STEPS = 50` for "thinking steps ranging from 0 to 5"): every
     word of the name but generic ones is the range's quantity's or the claim's head's, and its
     section is the claim's (a `RobustnessConfig` has its own learning rate)."""
-    for low, high, quantity in stated_ranges(claim.text):
+    for low, high, quantity in bounded_quantities(claim.text):
         words = quantity | context.head
         for a in near:
             number = a.value if scalar(a) else _float(a.value) if config_scalar(a) else None
