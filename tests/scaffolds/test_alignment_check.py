@@ -783,14 +783,18 @@ def test_a_bare_plural_counts_its_noun_in_a_section_the_claim_names(tmp_path: Pa
 def test_a_list_one_element_off_where_the_claim_is_implemented_is_its_list(
         tmp_path: Path) -> None:
     # a section the claim does not name (`fine_tuning`) still holds the claim's list, one
-    # element changed to a number the claim never mentions; the same list in a dataclass
-    # elsewhere does not excuse it, as no section the claim names holds it
+    # element changed to a number the claim never mentions
     claim = toy_claim("toy-D1-001", "Reward scaling factor λ values: [1000, 2500, 12500] for "
                                     "the tradeoff sweep")
     code = ("fine_tuning:\n  lambda_values: {}   # reward scaling coefficients\n"
             "  num_timesteps: 40\n  noise_schedule: memoryless\n")
     assert drifted_and_faithful(tmp_path, claim, code, "[1000, 2500, 12500]",
                                 "[10000, 2500, 12500]", "config.yaml") == (True, False)
+    # the stated list kept in a dataclass elsewhere does not excuse it: no section the claim
+    # names holds it, so the drifted copy may well be the one that runs
+    files = {"config.yaml": code.format("[10000, 2500, 12500]"),
+             "defaults.py": "class Defaults:\n    lambda_values = [1000, 2500, 12500]\n"}
+    assert not toy_check(tmp_path / "copies", files, claim)[claim.id].passed
     # a number the claim mentions is no drift: the list may be the claim's other setting
     other = toy_claim("toy-D1-002", "Reward scaling factor λ values: [1000, 2500, 12500]; "
                                     "the reported runs use 5000")
