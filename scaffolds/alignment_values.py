@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from sabench.scaffolds.alignment_formulas import GREEK
 from sabench.scaffolds.alignment_rules import GENERIC, Finding, covered, name_terms
 from sabench.verifiers.checks import ClaimCheck, view
-from sabench.verifiers.index import Assignment, RepoIndex
+from sabench.verifiers.index import Assignment, RepoIndex, parse_python
 from sabench.verifiers.numbers import (
     GROUPED_THOUSANDS,
     Number,
@@ -577,7 +577,7 @@ def branch_values(index: RepoIndex, a: Assignment) -> list[Assignment]:
             not 0 < a.line <= len(entry.lines) or " if " not in entry.lines[a.line - 1]:
         return []
     try:
-        statement = ast.parse(entry.lines[a.line - 1].strip()).body[0]
+        statement = parse_python(entry.lines[a.line - 1].strip()).body[0]
     except (SyntaxError, IndexError, ValueError):
         return []
     if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or \
