@@ -1,7 +1,7 @@
 """The alignment-first check step's figures; prints one JSON object.
 
     python tests/perf/bench_alignment_check.py [demo] [bands] [drift] [--sample N] [--seed S]
-                                                [--stratified]
+                                                [--stratified] [--papers-only ID,ID,...]
                                                 [--checkers alignment-folds,offline]
 
 - `demo`: the check on the bundled demo paper's two reproductions: every claim of `faithful/`
@@ -12,7 +12,8 @@
   alone; which rule failed how many claims the official judge scored >= 0.75; seconds per claim.
 - `drift`: `sabench drift-test`'s suite (`sabench.benchmark.drift`) with the `alignment` checker
   (fold calibrations again) against the verifiers' `offline` check, on `--sample` injections
-  (`--checkers alignment-folds` measures the scaffold's checker alone, in half the time).
+  (`--checkers alignment-folds` measures the scaffold's checker alone, in half the time;
+  `--papers-only` holds the draw to those papers' runs, a held-out split of papers).
 
 Uses $SABENCH_RUNS_ROOT when set (a folder made by ../shared/sabench/unpack.sh), else unpacks
 the runs into a temporary folder first. Fold calibrations are cached in the temporary folder
@@ -207,7 +208,8 @@ def bands(root: Path, papers: Path, calibrations: dict[str, Calibration],
 
 def drift(root: Path, papers: Path, calibrations: dict[str, Calibration], sample: int,
           seed: int, stratified: bool = False,
-          checkers: tuple[str, ...] = ("alignment-folds", "offline")) -> dict:
+          checkers: tuple[str, ...] = ("alignment-folds", "offline"),
+          papers_only: list[str] | None = None) -> dict:
     from sabench.benchmark import drift as suite
     from sabench.scaffolds.alignment_check import CHECKERS
 
@@ -219,7 +221,7 @@ def drift(root: Path, papers: Path, calibrations: dict[str, Calibration], sample
     for name in checkers:
         started = time.perf_counter()
         out[name] = suite.drift_test(root, papers, sample=sample, seed=seed, checker=name,
-                                     stratified=stratified)
+                                     stratified=stratified, papers_only=papers_only)
         out[name]["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
@@ -240,8 +242,10 @@ def main(argv: list[str]) -> None:
             if "drift" in parts:
                 checkers = tuple(argv[argv.index("--checkers") + 1].split(",")) \
                     if "--checkers" in argv else ("alignment-folds", "offline")
+                only = argv[argv.index("--papers-only") + 1].split(",") \
+                    if "--papers-only" in argv else None
                 result["drift"] = drift(root, papers, calibrations, sample, seed,
-                                        "--stratified" in argv, checkers)
+                                        "--stratified" in argv, checkers, only)
     json.dump(result, sys.stdout, indent=1)
     sys.stdout.write("\n")
 
