@@ -344,7 +344,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out = list_conflicts(claim, near, values, context, mentioned)
     out += probability_conflicts(claim, near, values)
     out += index_range_conflicts(claim, near)
-    out += drifted_list_conflicts(index, claim, near, context, mentioned)
+    out += [f for f in drifted_list_conflicts(index, claim, near, context, mentioned)
+            if f.where not in {g.where for g in out}]  # a long list both list rules read
     out += range_conflicts(claim, near, context)
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
@@ -390,7 +391,7 @@ def probability_conflicts(claim: Claim, near: list[Assignment], values: list[Sta
     if not words & _PROBABILITY_WORDS or not any(fraction(v) for v in values):
         return []
     for a in near:
-        number = a.value if scalar(a) else _float(a.value) if config_scalar(a) else None
+        number = held_number(a)
         parts = {p.lower() for p in split_identifier(a.name)}
         # a log-probability (`log_prob`) is at most 0: its numbers are no drift
         if number is not None and not 0 <= number <= 1 and parts & _PROBABILITY_NAMES and \
@@ -437,7 +438,7 @@ def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext
     for low, high, quantity in bounded_quantities(claim.text):
         words = quantity | context.head
         for a in near:
-            number = a.value if scalar(a) else _float(a.value) if config_scalar(a) else None
+            number = held_number(a)
             parts = name_terms(a.name) - GENERIC
             if number is not None and not low <= number <= high and parts and \
                     all(covered(t, words) for t in parts) and \
@@ -680,9 +681,8 @@ def drifted_list_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment
             continue
         code = [normalise(x) for x in numbers]
         for value, stated in lists:
-            odd = [x for x, y in zip(code, stated, strict=True) if x != y] \
-                if len(code) == len(stated) else []
-            if len(odd) == 1 and odd[0] not in mentioned and tuple(stated) not in held:
+            odd = odd_element(code, stated)
+            if odd is not None and odd not in mentioned and tuple(stated) not in held:
                 return [conflict(claim, a, ", where the claim is implemented, is the claim's "
                                            f"{value.text} with one element changed")]
     return []
@@ -808,10 +808,18 @@ def _one_moved(numbers: list[float] | None, lists: list[tuple[StatedValue, list[
     if any(code == stated for _, stated in lists):
         return None
     for value, stated in lists:
-        if len(stated) == len(code) and \
-                sum(x != y for x, y in zip(code, stated, strict=True)) == 1:
+        if odd_element(code, stated) is not None:
             return value
     return None
+
+
+def odd_element(code: list[str], stated: list[str]) -> str | None:
+    """The one element of `code` that differs from `stated`, the lists being as long and
+    equal in order everywhere else (None: no such element)."""
+    if len(code) != len(stated):
+        return None
+    odd = [x for x, y in zip(code, stated, strict=True) if x != y]
+    return odd[0] if len(odd) == 1 else None
 
 
 def one_changed(code: list | tuple, stated: list[str]) -> bool:
@@ -1163,6 +1171,11 @@ def scalar(a: Assignment) -> bool:
     value = a.value[0] if isinstance(a.value, (list, tuple)) and len(a.value) == 1 else a.value
     return isinstance(value, (int, float)) and not isinstance(value, bool) and \
         abs(value) not in (0, 1)
+
+
+def held_number(a: Assignment) -> float | None:
+    """The number a scalar setting holds, in code or in a config file (None: no scalar)."""
+    return a.value if scalar(a) else _float(a.value) if config_scalar(a) else None
 
 
 def config_scalar(a: Assignment) -> bool:
