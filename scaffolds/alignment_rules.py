@@ -75,9 +75,16 @@ _DOING = frozenset(t for verb in ("apply", "compute", "calculate", "calc", "run"
 def stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Finding]:
     """The best-matching function, or a function named after the claim, does nothing real (an
     empty body, `raise NotImplementedError`, zero-filled data; a constant return may be a real
-    accessor), and no function of the same name elsewhere implements it (an abstract base)."""
+    accessor), and no function of the same name elsewhere implements it (an abstract base).
+    For a method or formula claim, so does any function (not a method: see
+    `concrete_stub_findings`) that carries it and says outright that it is not implemented
+    (`raise NotImplementedError`): a function around the claim's code that returns zeros may
+    be a real initialiser, one that raises never is."""
     claim_terms = frozenset(term_set(claim.text)) - GENERIC
     implemented = _implemented_names(index)
+    unimplemented_carriers = {d.qualname for d in carriers(index, check) if d.kind == "function"
+                              and d.stub == "raises NotImplementedError"} \
+        if claim.dimension == Dimension.D2 else set()
     out = []
     for d in index.functions():
         if d.stub not in _REAL_STUBS or d.name in implemented or \
@@ -86,7 +93,7 @@ def stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Fin
         names = name_terms(d.name) - GENERIC - _DOING
         named = bool(names) and all(covered(t, claim_terms) for t in names) and (
             len(names) >= 2 or max(map(len, names)) >= 5)
-        if d.qualname == check.function or named:
+        if d.qualname == check.function or named or d.qualname in unimplemented_carriers:
             out.append(Finding("stub", f"{d.qualname} is a stub ({d.stub})",
                                f"{d.file}:{d.start}"))
     return out[:3]
