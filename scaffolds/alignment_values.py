@@ -342,7 +342,11 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     near += [branch for a in near for branch in branch_values(index, a)]
     mentioned = mentioned_numbers(claim.text)
     out = list_conflicts(claim, near, values, context, mentioned)
-    out += probability_conflicts(claim, near, values)
+    # a fraction out of [0, 1] is no other stage's value: the settings named as the claim
+    # writes the quantity count wherever they are
+    written = {v.symbol.lower() for v in values if len(v.symbol) > 1}
+    out += fraction_conflicts(claim, near + [a for a in _settings(index)
+                                             if a.name.lower() in written], values)
     out += index_range_conflicts(claim, near)
     out += [f for f in drifted_list_conflicts(index, claim, near, context, mentioned)
             if f.where not in {g.where for g in out}]  # a long list both list rules read
@@ -377,27 +381,75 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     return out
 
 
-#: Words that make a name a probability (`uncond_prob`, `dropout`, `mask_probability`).
-_PROBABILITY_NAMES = frozenset({"prob", "probs", "probability", "dropout"})
-_PROBABILITY_WORDS = frozenset({"probability", "prob", "dropout", "chance"})
+@dataclass(frozen=True)
+class Fraction:
+    """A quantity that lies in [0, 1] whatever its setting: the words a claim names it by,
+    and the word sets of which a name must hold one (`ema_decay` holds {ema, decay})."""
+
+    label: str
+    claim_words: frozenset[str]
+    name_words: tuple[frozenset[str], ...]
+    #: when set, the only other words the name may hold, generic ones aside (`adam_betas`,
+    #: not `kl_beta`)
+    companions: frozenset[str] | None = None
+
+    def names(self, parts: set[str]) -> bool:
+        """A name of these parts (lower case) is this quantity's."""
+        if not any(group <= parts for group in self.name_words):
+            return False
+        return self.companions is None or not parts - GENERIC - self.companions - \
+            frozenset().union(*self.name_words)
 
 
-def probability_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValue]
-                          ) -> list[Finding]:
-    """Where a claim that states a probability is implemented, a name that says it is a
-    probability holds a number outside [0, 1] (`uncond_prob: 2.5` for "probability of dropping
-    the condition: 0.25"): no probability can be that, whatever quantity the name is."""
+#: A probability (`uncond_prob`, `dropout`), a momentum (`ema_momentum`, BatchNorm's), an
+#: exponential moving average's decay, and Adam's betas.
+FRACTIONS = (
+    Fraction("a probability", frozenset({"probability", "prob", "dropout", "chance"}),
+             (frozenset({"prob"}), frozenset({"probs"}), frozenset({"probability"}),
+              frozenset({"dropout"}))),
+    Fraction("a momentum", frozenset({"momentum"}), (frozenset({"momentum"}),)),
+    Fraction("a moving average's decay", frozenset({"ema", "exponential"}),
+             (frozenset({"ema", "decay"}),)),
+    Fraction("an Adam beta", frozenset({"adam", "adamw", "betas"}),
+             (frozenset({"beta"}), frozenset({"betas"})),
+             companions=frozenset({"adam", "adamw", "optimizer", "optim", "1", "2"})),
+)
+
+
+def fraction_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValue]
+                       ) -> list[Finding]:
+    """Where a claim that states a fraction of a quantity that is always one (a probability,
+    a momentum, a moving average's decay, Adam's betas) is implemented, a name that says it
+    is that quantity holds a number outside [0, 1] (`uncond_prob: 2.5` for "probability of
+    dropping the condition: 0.25", `ema_momentum = 9.999`, `betas: [9, 0.95]`): no such
+    quantity can be that, whatever setting the name is."""
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", claim.text)}
-    if not words & _PROBABILITY_WORDS or not any(fraction(v) for v in values):
+    if not any(fraction(v) for v in values):
         return []
-    for a in near:
-        number = held_number(a)
-        parts = {p.lower() for p in split_identifier(a.name)}
-        # a log-probability (`log_prob`) is at most 0: its numbers are no drift
-        if number is not None and not 0 <= number <= 1 and parts & _PROBABILITY_NAMES and \
-                not any(p.startswith("log") for p in parts):
-            return [conflict(claim, a, " is a probability outside [0, 1], where the claim is "
-                                       "implemented")]
+    for kind in FRACTIONS:
+        if not words & kind.claim_words:
+            continue
+        for a in near:
+            parts = {p.lower() for p in split_identifier(a.name)}
+            # a log-probability (`log_prob`) is at most 0: its numbers are no drift
+            if not kind.names(parts) or any(p.startswith("log") for p in parts):
+                continue
+            if any(not 0 <= number <= 1 for number in _numbers_held(a)):
+                return [conflict(claim, a, f" is {kind.label} outside [0, 1]: no setting "
+                                           "of it can be")]
+    return []
+
+
+def _numbers_held(a: Assignment) -> list[float]:
+    """The number a scalar setting holds, or each number of a list of numbers."""
+    number = held_number(a)
+    if number is not None:
+        return [number]
+    if isinstance(a.value, (list, tuple)) and a.value and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in a.value):
+        return [float(v) for v in a.value]
+    if a.source == "config" and isinstance(a.value, str) and a.value.startswith("["):
+        return [n for text in a.numbers if (n := _float(text)) is not None]
     return []
 
 

@@ -792,6 +792,46 @@ def test_a_value_is_told_apart_from_the_claims_other_values(
     assert drifted_and_faithful(tmp_path, claim, code, good, bad) == (True, False)
 
 
+def test_adams_betas_hold_no_number_above_one_in_any_stage(tmp_path: Path) -> None:
+    # Adam's betas lie in [0, 1) in every stage, though another stage's section is not the
+    # claim's; a KL weight `kl_beta` is no Adam beta and may be above one
+    claim = toy_claim("toy-D1-001", "Stage 3 AdamW optimizer betas and epsilon: β1=0.9, "
+                                    "β2=0.95, ε=1e-6")
+    code = ("training:\n  stage2:\n    kl_beta: 4.0\n    optimizer:\n      name: AdamW\n"
+            "      betas: {}\n  stage3:\n    optimizer:\n      name: AdamW\n"
+            "      betas: [0.9, 0.95]\n      eps: 1.0e-6\n")
+    assert drifted_and_faithful(tmp_path, claim, code, "[0.9, 0.95]", "[9, 0.95]",
+                                "config.yaml") == (True, False)
+
+
+def test_a_momentum_above_one_fails_its_claim_wherever_it_is_set(tmp_path: Path) -> None:
+    # The claim's two best windows are the ImageNet setting and the training loop; the MS-COCO
+    # copy of the setting is further down, and the ImageNet copy holds the claim's value. A
+    # momentum of 9.999 is still no momentum of any training run.
+    claim = toy_claim("toy-D1-001", "Exponential moving average momentum: ema_momentum=0.9999 "
+                                    "(applied to both ImageNet and MS-COCO training)")
+    files = {
+        "imagenet.py": "class ImageNetConfig:\n    ema_momentum = 0.9999\n    lr = 1e-4\n\n\n"
+                       "def update_ema(ema_model, model, momentum=ImageNetConfig.ema_momentum):\n"
+                       "    # exponential moving average of the weights\n"
+                       "    for ema_p, p in zip(ema_model.parameters(), model.parameters()):\n"
+                       "        ema_p.mul_(momentum).add_(p, alpha=1 - momentum)\n",
+        "train.py": "from imagenet import update_ema\n\n\ndef train(model, ema_model, config, "
+                    "data):\n    # exponential moving average momentum, the same for ImageNet "
+                    "and MS-COCO\n    for batch in data:\n        model.step(batch)\n"
+                    "        update_ema(ema_model, model, momentum=config.ema_momentum)\n",
+        "coco.py": "class CocoConfig:\n    image_size = 256\n    lr = 2e-4\n"
+                   "    ema_momentum = {}\n"}
+    verdicts = {}
+    for value in ("0.9999", "9.999"):
+        repo = {**files, "coco.py": files["coco.py"].format(value)}
+        verdicts[value] = toy_check(tmp_path / value, repo, claim)["toy-D1-001"]
+    assert verdicts["0.9999"].passed
+    assert not verdicts["9.999"].passed
+    assert "CocoConfig.ema_momentum = 9.999 at coco.py:4 is a momentum outside [0, 1]: no " \
+           "setting of it can be" in verdicts["9.999"].reasons
+
+
 def test_a_bare_plural_counts_its_noun_in_a_section_the_claim_names(tmp_path: Path) -> None:
     # `hardware.nodes` counts the nodes of "the same hardware"; a bare `epochs` of an
     # unnamed section might count any epochs of the system
