@@ -445,11 +445,15 @@ def _numbers_held(a: Assignment) -> list[float]:
     number = held_number(a)
     if number is not None:
         return [number]
-    if isinstance(a.value, (list, tuple)) and a.value and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in a.value):
-        return [float(v) for v in a.value]
-    if a.source == "config" and isinstance(a.value, str) and a.value.startswith("["):
-        return [n for text in a.numbers if (n := _float(text)) is not None]
+    value = a.value
+    if a.source == "config" and isinstance(value, str) and value.startswith("["):
+        try:  # a configuration file's flow list (`[0.9, 0.95]`) is Python's literal too
+            value = ast.literal_eval(parse_python(value, mode="eval").body)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return []
+    if isinstance(value, (list, tuple)) and value and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return [float(v) for v in value]
     return []
 
 
@@ -490,15 +494,32 @@ def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext
     for low, high, quantity in bounded_quantities(claim.text):
         words = quantity | context.head
         for a in near:
-            number = held_number(a)
             parts = name_terms(a.name) - GENERIC
-            if number is not None and not low <= number <= high and parts and \
-                    all(covered(t, words) for t in parts) and \
-                    _section_is_claims(a, context.terms) and \
-                    not numbered_elsewhere(a, claim.text):
+            if not parts or not all(covered(t, words) for t in parts) or \
+                    numbered_elsewhere(a, claim.text):
+                continue
+            number = held_number(a)
+            if number is not None and not low <= number <= high and \
+                    _section_is_claims(a, context.terms):
                 return [conflict(claim, a, ", where the claim is implemented, is outside the "
                                            f"range [{low:g}, {high:g}] the claim states")]
+            # a pair that keeps one end of the claim's range and is no range at all is the
+            # claim's range drifted, in any section
+            if number is None and _emptied(_numbers_held(a), low, high):
+                return [conflict(claim, a, ", where the claim is implemented, keeps one end "
+                                           f"of the range [{low:g}, {high:g}] the claim "
+                                           "states but is empty")]
     return []
+
+
+def _emptied(pair: list[float], low: float, high: float) -> bool:
+    """A pair that holds one end of the range but not the other, and whose start is not
+    below its end (`[7, 1.0]` for [0.7, 1.0], `[0.01, 0.01]` for [0.001, 0.01]): the range
+    with one end drifted past the other. A real range of another setting that shares an end
+    (`[1e-3, 1e-2]` beside [5e-4, 1e-3]) is not one."""
+    ends = {low, high}
+    return len(pair) == 2 and bool(set(pair) & ends) and set(pair) != ends and \
+        pair[0] >= pair[1]
 
 
 def _section_is_claims(a: Assignment, terms: frozenset[str]) -> bool:

@@ -804,6 +804,25 @@ def test_adams_betas_hold_no_number_above_one_in_any_stage(tmp_path: Path) -> No
                                 "config.yaml") == (True, False)
 
 
+@pytest.mark.parametrize(("text", "code", "good", "bad"), [
+    # a pair that keeps one end of the claim's range and starts past its end: the range with
+    # one end drifted, whatever section holds it (COCO's own range shares an end, and is one)
+    ("Masking ratio configuration: Phase 1 uniformly sampled from [0.7, 1.0]; Phase 2 uses a "
+     "cosine masking schedule.",
+     "training:\n  imagenet:\n    phase1_masking_params: {}\n    phase2_masking: cosine\n"
+     "  coco:\n    phase1_masking_params: [0.7, 0.9]\n", "[0.7, 1.0]", "[7, 1.0]"),
+    # a search range whose ends coincide searches nothing
+    ("VTAB-1K hyperparameter search: learning_rate range [0.001, 0.01], weight_decay range "
+     "[0.0001, 0.001], grid search over method-specific ranges",
+     "experiments:\n  epochs: 100\n  learning_rate_search: {}\n"
+     "  weight_decay_search: [1e-4, 1e-3]\n", "[1e-3, 1e-2]", "[0.01, 1e-2]"),
+])
+def test_a_range_with_one_end_drifted_past_the_other_fails_its_claim(
+        tmp_path: Path, text: str, code: str, good: str, bad: str) -> None:
+    claim = toy_claim("toy-D1-001", text)
+    assert drifted_and_faithful(tmp_path, claim, code, good, bad, "config.yaml") == (True, False)
+
+
 def test_a_momentum_above_one_fails_its_claim_wherever_it_is_set(tmp_path: Path) -> None:
     # The claim's two best windows are the ImageNet setting and the training loop; the MS-COCO
     # copy of the setting is further down, and the ImageNet copy holds the claim's value. A
