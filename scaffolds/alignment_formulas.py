@@ -447,15 +447,32 @@ def factor_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     if claim.dimension != Dimension.D2:
         return []
     out = []
-    # operations compared as written; names the code may abbreviate (`s_z`, `w_q_tau`)
-    for named, same in ((False, str.__eq__), (True, abbreviates)):
+    # operations compared as written; names the code may abbreviate (`s_z`, `w_q_tau`);
+    # and an operation the code applies to its own name for the paper's operand (`silu(v)`
+    # for SiLU(ν)), when the claim takes that operation on one side only
+    for named, same in ((False, str.__eq__), (True, abbreviates), (False, same_operation)):
         wanted = claim_factor_sides(claim.text, named)
+        if same is same_operation:  # `exp(l_k) / sum(exp(l_j))` takes exp on both sides
+            wanted = {(f, side) for f, side in wanted if _applied(f) and not any(
+                _applied(g) == _applied(f) and s != side for g, s in wanted)}
         if wanted:
             code = [(f"{d.file}:{line}", factor, side) for d in carriers(index, check)
                     for line, factor, side in code_factor_sides(index, d.file, named)
                     if d.start <= line <= d.end]
-            out += _opposite_sides(wanted, code, same)
+            out += [f for f in _opposite_sides(wanted, code, same)
+                    if f[1] not in {g[1] for g in out}]
     return out
+
+
+def _applied(factor: str) -> str | None:
+    """The operation a factor applies (`silu` of `silu(nu)`), None for a name or a power."""
+    found = re.match(r"([a-z]\w*)\(", factor)
+    return found.group(1) if found else None
+
+
+def same_operation(paper: str, code: str) -> bool:
+    """The same operation, whatever its operand is named (`silu(nu)` and `silu(v)`)."""
+    return _applied(paper) is not None and _applied(paper) == _applied(code)
 
 
 def _opposite_sides(wanted: set[tuple[str, int]], code: list[tuple[str, str, int]],
@@ -464,10 +481,11 @@ def _opposite_sides(wanted: set[tuple[str, int]], code: list[tuple[str, str, int
     for factor, side in sorted(wanted):
         sides = {s for _, f, s in code if same(factor, f)}
         if sides == {-side}:
-            where = next(w for w, f, _ in code if same(factor, f))
+            where, written = next((w, f) for w, f, _ in code if same(factor, f))
             verb, other = ("multiplies by", "divides by") if side > 0 else (
                 "divides by", "multiplies by")
-            out.append((f"the claim {verb} {factor}; the code {other} it at {where}", where))
+            it = "it" if written == factor else written
+            out.append((f"the claim {verb} {factor}; the code {other} {it} at {where}", where))
     return out
 
 

@@ -574,6 +574,20 @@ def test_a_scale_the_code_divides_by_where_the_paper_multiplies(tmp_path: Path) 
         found["toy-D2-002"].reasons
 
 
+def test_an_operation_the_paper_multiplies_by_compares_whatever_its_operand_is_named(
+        tmp_path: Path) -> None:
+    # the code names the paper's ν `v`: SiLU of it is still the factor the paper multiplies by
+    swiglu = toy_claim("toy-D2-001", "SwiGLU activation: SiLU(nu) = nu ⊙ sigma(nu), "
+                                     "SwiGLU(u, nu) = u ⊙ SiLU(nu)")
+    for op in ("*", "/"):
+        result = toy_check(tmp_path / f"mlp{op == '/'}", {"mlp.py": (
+            "import torch.nn.functional as F\n\n\ndef swiglu(u, v):\n"
+            f"    return u {op} F.silu(v)\n")}, swiglu)["toy-D2-001"]
+        assert ("operations" in result.findings) is (op == "/"), result.reasons
+    assert "the claim multiplies by silu(nu); the code divides by silu(v) at mlp.py:5" in \
+        result.reasons
+
+
 def test_signs_compare_through_abbreviated_names(tmp_path: Path) -> None:
     # the code writes the paper's `c_xy` as `cmd_xy` and `x_t^k` as `x_t_k`
     track = toy_claim("toy-D2-001",
