@@ -422,15 +422,19 @@ def test_a_stub_named_for_what_it_does_to_the_claims_thing_fails_it(tmp_path: Pa
 
 
 def test_a_function_carrying_a_method_claim_that_raises_fails_it(tmp_path: Path) -> None:
-    # the claim's code evidence reaches `target_covariance`, whose name shares no word with
-    # the claim: a function there that raises is an unimplemented part of the method, one
-    # that returns zeros may be a real initialiser, and a value claim is not failed by it
+    # The claim's code evidence reaches `noise_covariance`, whose name is only partly the
+    # claim's: a function there that raises is an unimplemented part of the method. One that
+    # returns zeros may be a real initialiser, a value claim is not failed by it, and a stub
+    # that only borders the claim's code (`cosine_lr`, no word of the claim) is another
+    # claim's.
     method = toy_claim("toy-D2-001", "Forward process step: X_t = sqrt(alpha_t) * X_prev + "
                                      "sqrt(1 - alpha_t) * W_t with Gaussian noise W_t")
     value = toy_claim("toy-D1-001", "Forward process: alpha_t = 0.98 for every step")
     code = ("import numpy as np\n\n\ndef forward_step(x_prev, alpha_t, rng):\n"
             "    return np.sqrt(alpha_t) * x_prev + np.sqrt(1 - alpha_t) * rng.normal()\n\n\n"
-            "def target_covariance(alpha_bar, dim):\n    {}\n")
+            "def noise_covariance(alpha_bar, dim):\n    {}\n\n\n"
+            "def cosine_lr(epoch, total_epochs, lr_max, lr_min):\n"
+            "    raise NotImplementedError\n")
     for body, fails in (("raise NotImplementedError", True), ("return np.zeros((dim, dim))",
                                                               False)):
         index = RepoIndex.build(write_repo(tmp_path / str(fails),
@@ -438,11 +442,10 @@ def test_a_function_carrying_a_method_claim_that_raises_fails_it(tmp_path: Path)
         for claim, expected in ((method, fails), (value, False)):
             check = ClaimCheck(claim_id=claim.id, dimension=claim.dimension,
                                function="forward_step",
-                               evidence=[Evidence(file="process.py", start_line=4, end_line=10)])
+                               evidence=[Evidence(file="process.py", start_line=4, end_line=14)])
             found = [f.reason for f in rules.stub_findings(index, claim, check)]
-            assert bool(found) is expected, (body, claim.id, found)
-            if expected:
-                assert found == ["target_covariance is a stub (raises NotImplementedError)"]
+            assert found == (["noise_covariance is a stub (raises NotImplementedError)"]
+                             if expected else []), (body, claim.id)
 
 
 def test_a_method_of_a_class_the_evidence_shows_that_raises_fails_the_claim(
