@@ -77,13 +77,15 @@ def stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Fin
     empty body, `raise NotImplementedError`, zero-filled data; a constant return may be a real
     accessor), and no function of the same name elsewhere implements it (an abstract base).
     For a method or formula claim, so does any function (not a method: see
-    `concrete_stub_findings`) that carries it and says outright that it is not implemented
-    (`raise NotImplementedError`): a function around the claim's code that returns zeros may
-    be a real initialiser, one that raises never is."""
+    `concrete_stub_findings`) that carries it, has a word of the claim in its name, and says
+    outright that it is not implemented (`raise NotImplementedError`): a function around the
+    claim's code that returns zeros may be a real initialiser, one that raises never is, and
+    a stub that only borders the claim's code (`cosine_lr` beside the label smoothing) is
+    another claim's."""
     claim_terms = frozenset(term_set(claim.text)) - GENERIC
     implemented = _implemented_names(index)
-    unimplemented_carriers = {d.qualname for d in carriers(index, check) if d.kind == "function"
-                              and d.stub == "raises NotImplementedError"} \
+    raising_carriers = {d.qualname for d in carriers(index, check) if d.kind == "function"
+                        and d.stub == "raises NotImplementedError"} \
         if claim.dimension == Dimension.D2 else set()
     out = []
     for d in index.functions():
@@ -93,10 +95,7 @@ def stub_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[Fin
         names = name_terms(d.name) - GENERIC - _DOING
         named = bool(names) and all(covered(t, claim_terms) for t in names) and (
             len(names) >= 2 or max(map(len, names)) >= 5)
-        # a carrier that raises is the claim's when a word of its name is the claim's: a
-        # stub that only borders the claim's code (`cosine_lr` beside the label smoothing)
-        # is another claim's
-        unimplemented = d.qualname in unimplemented_carriers and any(
+        unimplemented = d.qualname in raising_carriers and any(
             covered(t, claim_terms) for t in names)
         if d.qualname == check.function or named or unimplemented:
             out.append(Finding("stub", f"{d.qualname} is a stub ({d.stub})",
