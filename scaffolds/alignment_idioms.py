@@ -441,14 +441,16 @@ def own_statistic(node: ast.AST) -> str | None:
     if isinstance(node.op, (ast.Add, ast.Sub)):
         terms = flatten_sum(node)
         for term, sign in terms:
-            if call_name(term) in CENTRES and (of := _operand(term)) is not None and any(
+            centre = _strip(term)  # `x.mean(dim=0).detach()` is the mean still
+            if call_name(centre) in CENTRES and (of := _operand(centre)) is not None and any(
                     other_sign == sign and _same(other, of) for other, other_sign in terms
                     if other is not term):
                 return "adds to a quantity its own centre, which is subtracted to centre it"
     if isinstance(node.op, (ast.Mult, ast.Div)):
         factors = flatten_product(node)
         for factor, exponent in factors:
-            if call_name(factor) in SCALES and (of := _operand(factor)) is not None and any(
+            size = _strip(factor)
+            if call_name(size) in SCALES and (of := _operand(size)) is not None and any(
                     other_exponent == exponent and _same(other, of)
                     for other, other_exponent in factors if other is not factor):
                 return "multiplies a quantity by its own size, which divides it to normalise"

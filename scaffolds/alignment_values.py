@@ -351,6 +351,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out += [f for f in drifted_list_conflicts(index, claim, near, context, mentioned)
             if f.where not in {g.where for g in out}]  # a long list both list rules read
     out += range_conflicts(claim, near, context)
+    out += normal_std_conflicts(claim, near, mentioned)
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
@@ -369,7 +370,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                  not excused(a, mentioned, counted, context) and
                  (in_namespace(a, context.terms) or a.name.lower() == value.symbol or
                   in_settings(a) or a.source == "default" and len(a.name) > 2 or
-                  a.source == "kwarg" and written_in(a.name, claim.text)) and
+                  a.source == "kwarg" and (written_in(a.name, claim.text) or
+                                           owner_named(a, context.terms))) and
                  not numbered_elsewhere(a, claim.text) and
                  names_quantity(a, value, quantity, context, taken) and
                  not (holds_elsewhere(index, a, value, context.terms) and
@@ -509,6 +511,36 @@ def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext
                 return [conflict(claim, a, ", where the claim is implemented, keeps one end "
                                            f"of the range [{low:g}, {high:g}] the claim "
                                            "states but is empty")]
+    return []
+
+
+#: A normal distribution with its variance written as a square: `N(0, 0.02^2)`, `N(0, σ²=0.02²)`,
+#: `Normal(0, 0.02**2)`; the square's base is the standard deviation.
+_NORMAL = re.compile(r"(?<![\w.])(?:N|Normal|Gaussian)\s*\(\s*-?[\d.]+\s*,\s*(?:[\w\\]+\s*=\s*)?"
+                     r"(\d+(?:\.\d+)?(?:[eE]-?\d+)?)\s*(?:\^\s*\{?2\}?|\*\*\s*2|²)\s*\)")
+#: Names of a normal distribution's standard deviation (`std`, `init_std`, `initializer_range`
+#: as Hugging Face calls the initialiser's).
+_STD_NAMES = frozenset({"std", "stddev", "sigma", "initializer_range"})
+
+
+def normal_std_conflicts(claim: Claim, near: list[Assignment], mentioned: frozenset[str]
+                         ) -> list[Finding]:
+    """Where a claim that draws from a normal distribution written with its variance as a
+    square (`N(0, 0.02^2)`) is implemented, a standard deviation (`std=0.2`, `init_std`) holds
+    a number the claim never mentions: the square's base is that deviation, whatever the
+    claim calls it."""
+    stds = {normalise(float(m.group(1))) for m in _NORMAL.finditer(claim.text)}
+    if not stds:
+        return []
+    for a in near:
+        parts = {p.lower() for p in split_identifier(a.name)}
+        if a.name.lower() not in _STD_NAMES and not parts & {"std", "stddev"}:
+            continue
+        number = held_number(a)
+        if number is not None and number > 0 and normalise(number) not in mentioned | stds:
+            return [conflict(claim, a, ", where the claim is implemented, is the standard "
+                                       f"deviation of the claim's normal distribution, "
+                                       f"{' or '.join(sorted(stds))}")]
     return []
 
 

@@ -402,6 +402,8 @@ class _PythonVisitor(ast.NodeVisitor):
             for kw in node.keywords:
                 if kw.arg == "default":
                     value = const_value(kw.value)
+                elif kw.arg == "default_factory" and isinstance(kw.value, ast.Lambda):
+                    value = const_value(kw.value.body)  # `lambda: [0.0, 1.0, 4.0]`
         self.index._assign(name, path, None if value is _NO_VALUE else value, self.file,
                            node.lineno if hasattr(node, "lineno") else 0, source)
 

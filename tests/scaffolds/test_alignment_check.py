@@ -809,6 +809,31 @@ def test_a_value_is_told_apart_from_the_claims_other_values(
     assert drifted_and_faithful(tmp_path, claim, code, good, bad) == (True, False)
 
 
+@pytest.mark.parametrize(("text", "code", "good", "bad"), [
+    # a dataclass field's list default is the list its factory returns
+    ("Classifier-free guidance weights evaluated: w in [0.0, 1.0, 4.0]",
+     "from dataclasses import dataclass, field\n\n\n@dataclass\nclass GuidanceEvalConfig:\n"
+     "    classifier_free_guidance_weights: list = field(default_factory=lambda: {})\n"
+     "    n_images = 4\n",
+     "[0.0, 1.0, 4.0]", "[0.0, 1.0, 40]"),
+    # a keyword argument of a call the claim names sets the claim's quantity
+    ("Cutoff levels: 200 total cutoff levels, constructed from 25 handcrafted base levels",
+     "def build_cutoff_levels(num_base_levels, total=200):\n    return list(range(total))\n\n"
+     "\nlevels = build_cutoff_levels(num_base_levels={})\n", 25, 250),
+    # the square's base of a normal distribution's variance is its standard deviation
+    ("Weight initialization: GPT uses N(0, 0.02^2); the output projection is scaled by "
+     "sqrt(2*n_layers)",
+     "import math\n\nimport torch.nn as nn\n\n\ndef init_gpt_weights(module, n_layers, "
+     "output_projection=False):\n    nn.init.normal_(module.weight, mean=0.0, std={})\n"
+     "    if output_projection:\n        module.weight.data /= math.sqrt(2 * n_layers)\n",
+     0.02, 0.2),
+])
+def test_a_value_set_where_the_claim_is_implemented_is_read_however_it_is_written(
+        tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
+    claim = toy_claim("toy-D1-001", text)
+    assert drifted_and_faithful(tmp_path, claim, code, good, bad) == (True, False)
+
+
 def test_adams_betas_hold_no_number_above_one_in_any_stage(tmp_path: Path) -> None:
     # Adam's betas lie in [0, 1) in every stage, though another stage's section is not the
     # claim's; a KL weight `kl_beta` is no Adam beta and may be above one

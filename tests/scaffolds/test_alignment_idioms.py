@@ -48,6 +48,8 @@ def broken(code: str) -> set[str]:
      "inv = 1.0 * (base ** (torch.arange(0, d, 2) / d))", "one_times_power"),
     ("y = x - x.mean(dim=0)", "y = x + x.mean(dim=0)", "own_statistic"),
     ("y = x / np.max(x)", "y = x * np.max(x)", "own_statistic"),
+    # a centre taken off the graph is the centre still
+    ("adv = r - r.mean(dim=0).detach()", "adv = r + r.mean(dim=0).detach()", "own_statistic"),
     ("e = u + w * (c - u)", "e = u - w * (c - u)", "away_from_target"),
     ("x = x + block(x)", "x = x - block(x)", "residual_subtracted"),
     ("x = x + attn_output", "x = x - attn_output", "residual_subtracted"),
