@@ -19,6 +19,7 @@ matched without case, underscores, braces and backslashes (`x_1` is `x1`).
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -210,9 +211,9 @@ _OPERATIONS = frozenset({"sqrt", "norm", "exp", "log", "sum", "mean", "softmax",
 
 def _call(node: ast.Call) -> str | None:
     """`sqrt(d)` is `d^0.5`; `x.norm(p=2, dim=-1)` and `torch.norm(x)` are `norm(x)`."""
-    name = canonical(node.func)
+    name = canonical(node.func) if isinstance(node.func, (ast.Name, ast.Attribute)) else None
     if name is None:
-        return None
+        return None  # `make_fn()(x)`: what it computes is not written here
     operation = name if isinstance(node.func, ast.Name) else atom(node.func.attr)
     if operation in _OPERATIONS:
         operands = node.args or ([node.func.value] if isinstance(node.func, ast.Attribute)
@@ -457,15 +458,119 @@ def factor_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                 _applied(g) == _applied(f) and s != side for g, s in wanted)}
         if wanted:
             code = [(f"{d.file}:{line}", factor, side) for d in carriers(index, check)
-                    for line, factor, side in code_factor_sides(index, d.file, named)
-                    if d.start <= line <= d.end]
+                    for line, factor, side in [
+                        *(x for x in code_factor_sides(index, d.file, named)
+                          if d.start <= x[0] <= d.end),
+                        *inlined_factor_sides(index, d, named)]]
             out += [f for f in _opposite_sides(wanted, code, same)
                     if f[1] not in {g[1] for g in out}]
     return out
 
 
+def inlined_factor_sides(index: RepoIndex, function: Definition, named: bool = False
+                         ) -> list[tuple[int, str, int]]:
+    """(line, factor, side) of the function's products with each local name that is assigned
+    once, to an operation, read as that operation: after `scale = math.sqrt(d)`,
+    `scores / scale` divides by sqrt(d) (cached per function)."""
+    cache = index.cache.setdefault(f"alignment_inlined_sides_{named}", {})
+    key = (function.file, function.start, function.name)
+    if key not in cache:
+        node, owner = _function_node(index, function)
+        definitions = _operations_named(node) if node is not None else {}
+        if owner is not None:  # `self.sqrt_d = math.sqrt(d_model)` in the constructor
+            definitions.update(_attributes_named(owner))
+        sides = named_factor_sides if named else factor_sides
+        cache[key] = [(statement.lineno, factor, side)
+                      for statement, expression in _inlinable(node, definitions)
+                      for factor, side in sides(_Inline(definitions).visit(
+                          copy.deepcopy(expression)))]
+    return cache[key]
+
+
+def _operations_named(function: ast.FunctionDef | ast.AsyncFunctionDef
+                      ) -> dict[str, ast.expr]:
+    """The local names bound exactly once in the function, by a plain assignment of one
+    operation (`scale = math.sqrt(d)`, `inv = d ** -0.5`), with what they hold."""
+    bound: Counter = Counter(a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg))
+    assigned: dict[str, ast.expr] = {}
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            bound[sub.id] += 1
+        if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and \
+                isinstance(sub.targets[0], ast.Name):
+            assigned[sub.targets[0].id] = sub.value
+    return {name: value for name, value in assigned.items()
+            if bound[name] == 1 and _one_operation(value)}
+
+
+def _attributes_named(owner: ast.ClassDef) -> dict[str, ast.expr]:
+    """The attributes of `self` that the class's methods set exactly once, to one
+    operation, keyed `self.<name>`."""
+    bound: Counter = Counter()
+    assigned: dict[str, ast.expr] = {}
+    for sub in ast.walk(owner):
+        targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(
+            sub, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                    target.value.id == "self":
+                bound[target.attr] += 1
+                if isinstance(sub, ast.Assign) and len(sub.targets) == 1:
+                    assigned[target.attr] = sub.value
+    return {f"self.{name}": value for name, value in assigned.items()
+            if bound[name] == 1 and _one_operation(value)}
+
+
+def _one_operation(node: ast.expr) -> bool:
+    """An operation or power (`math.sqrt(d)`, `d ** 0.5`), not a quantity computed from
+    several; nor `1.0 / math.sqrt(d)`, which `factor_sides` leaves out as a scale whatever
+    it is later multiplied or divided by (an initialiser's `std / math.sqrt(2 * n)`)."""
+    text = canonical(node) if isinstance(node, (ast.Call, ast.BinOp)) else None
+    return text is not None and _operation(text)
+
+
+def _inlinable(function: ast.AST | None, definitions: dict[str, ast.expr]
+               ) -> list[tuple[ast.stmt, ast.expr]]:
+    """The function's statements' expressions that read a name of `definitions`."""
+    if function is None or not definitions:
+        return []
+    return [(statement, child) for statement in ast.walk(function)
+            if isinstance(statement, ast.stmt) and not isinstance(
+                statement, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+            for child in ast.iter_child_nodes(statement) if isinstance(child, ast.expr) and
+            any(_read_key(n) in definitions for n in ast.walk(child))]
+
+
+class _Inline(ast.NodeTransformer):
+    """Each read of a name replaced by the expression it was assigned."""
+
+    def __init__(self, definitions: dict[str, ast.expr]) -> None:
+        self.definitions = definitions
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        value = self.definitions.get(_read_key(node) or "")
+        return copy.deepcopy(value) if value is not None else node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        value = self.definitions.get(_read_key(node) or "")
+        return copy.deepcopy(value) if value is not None else self.generic_visit(node)
+
+
+def _read_key(node: ast.AST) -> str | None:
+    """A read of a local name (`scale`) or of an attribute of `self` (`self.scale`)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and \
+            isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
 def _applied(factor: str) -> str | None:
-    """The operation a factor applies (`silu` of `silu(nu)`), None for a name or a power."""
+    """The operation a factor applies (`silu` of `silu(nu)`, a square root of `dk^0.5`), None
+    for a name or another power."""
+    if factor.endswith("^0.5"):
+        return "sqrt"
     found = re.match(r"([a-z]\w*)\(", factor)
     return found.group(1) if found else None
 

@@ -591,6 +591,32 @@ def test_an_operation_the_paper_multiplies_by_compares_whatever_its_operand_is_n
         result.reasons
 
 
+@pytest.mark.parametrize(("code", "where"), [
+    # a local name
+    ("import math\n\nimport torch\n\n\ndef ngpt_attention_scores(q, k, d_k):\n"
+     "    scale = math.sqrt(d_k)\n"
+     "    scores = torch.matmul(q, k.transpose(-2, -1)) {} scale\n    return scores\n",
+     "attention.py:8"),
+    # an attribute the constructor sets, of another name than the paper's
+    ("import math\n\nimport torch\n\n\nclass NGPTAttention:\n"
+     "    def __init__(self, head_dim):\n        self.softmax_scale = math.sqrt(head_dim)\n\n"
+     "    def attention_scores(self, q, k):\n"
+     "        return torch.matmul(q, k.transpose(-2, -1)) {} self.softmax_scale\n",
+     "attention.py:11"),
+])
+def test_a_name_for_an_operation_is_read_as_that_operation(tmp_path: Path, code: str,
+                                                           where: str) -> None:
+    # the code names the square root first: dividing by `scale` divides by sqrt(d_k)
+    attention = toy_claim("toy-D2-001", "nGPT attention with a modified scaling factor: "
+                                        "scores = (q @ k^T) * sqrt(d_k)")
+    for op in ("*", "/"):
+        result = toy_check(tmp_path / f"attn{op == '/'}", {"attention.py": code.format(op)},
+                           attention)["toy-D2-001"]
+        assert ("operations" in result.findings) is (op == "/"), result.reasons
+    assert any(r.startswith("the claim multiplies by dk^0.5; the code divides by ") and
+               r.endswith(f" at {where}") for r in result.reasons), result.reasons
+
+
 def test_signs_compare_through_abbreviated_names(tmp_path: Path) -> None:
     # the code writes the paper's `c_xy` as `cmd_xy` and `x_t^k` as `x_t_k`
     track = toy_claim("toy-D2-001",
