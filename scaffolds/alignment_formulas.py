@@ -19,7 +19,6 @@ matched without case, underscores, braces and backslashes (`x_1` is `x1`).
 from __future__ import annotations
 
 import ast
-import copy
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -458,33 +457,65 @@ def factor_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                 _applied(g) == _applied(f) and s != side for g, s in wanted)}
         if wanted:
             code = [(f"{d.file}:{line}", factor, side) for d in carriers(index, check)
-                    for line, factor, side in [
-                        *(x for x in code_factor_sides(index, d.file, named)
-                          if d.start <= x[0] <= d.end),
-                        *inlined_factor_sides(index, d, named)]]
+                    for source in (code_factor_sides, inlined_factor_sides)
+                    for line, factor, side in source(index, d.file, named)
+                    if d.start <= line <= d.end]
             out += [f for f in _opposite_sides(wanted, code, same)
                     if f[1] not in {g[1] for g in out}]
     return out
 
 
-def inlined_factor_sides(index: RepoIndex, function: Definition, named: bool = False
+def inlined_factor_sides(index: RepoIndex, file: str, named: bool = False
                          ) -> list[tuple[int, str, int]]:
-    """(line, factor, side) of the function's products with each local name that is assigned
-    once, to an operation, read as that operation: after `scale = math.sqrt(d)`,
-    `scores / scale` divides by sqrt(d) (cached per function)."""
-    cache = index.cache.setdefault(f"alignment_inlined_sides_{named}", {})
-    key = (function.file, function.start, function.name)
-    if key not in cache:
-        node, owner = _function_node(index, function)
-        definitions = _operations_named(node) if node is not None else {}
-        if owner is not None:  # `self.sqrt_d = math.sqrt(d_model)` in the constructor
-            definitions.update(_attributes_named(owner))
-        sides = named_factor_sides if named else factor_sides
-        cache[key] = [(statement.lineno, factor, side)
-                      for statement, expression in _inlinable(node, definitions)
-                      for factor, side in sides(_Inline(definitions).visit(
-                          copy.deepcopy(expression)))]
-    return cache[key]
+    """(line, factor, side) of the products of a Python file's functions that read a local
+    name assigned once, to an operation, read as that operation (and an attribute of `self`
+    that the class sets once so): after `scale = math.sqrt(d)`, `scores / scale` divides by
+    sqrt(d). Names compared as written (`named`) gain nothing from it. Cached per file."""
+    if named:
+        return []
+    cache = index.cache.setdefault("alignment_inlined_sides", {})
+    if file not in cache:
+        found: list[tuple[int, str, int]] = []
+        for function, owner in _functions_of(python_module(index, file, tests=False)):
+            definitions = _operations_named(function)
+            if owner is not None:  # `self.sqrt_d = math.sqrt(d_model)` in the constructor
+                definitions.update(_attributes_named(owner))
+            if definitions:
+                found += _inlined_products(function, definitions)
+        cache[file] = found
+    return cache[file]
+
+
+def _inlined_products(function: ast.AST, definitions: dict[str, ast.expr]
+                      ) -> list[tuple[int, str, int]]:
+    """`factor_sides` of each product of the function that reads a name of `definitions`,
+    with that name read as what it holds."""
+    out = []
+    for sub in ast.walk(function):
+        if not isinstance(sub, ast.BinOp) or not isinstance(sub.op, (ast.Mult, ast.Div,
+                                                                     ast.MatMult)):
+            continue
+        factors = flatten_product(sub)
+        if not any(_read_key(f) in definitions for f, _ in factors):
+            continue
+        texts = [(canonical(definitions.get(_read_key(f) or "", f)), e) for f, e in factors]
+        if sum(text is None or not _number(text) for text, _ in texts) >= 2:
+            out += [(sub.lineno, text, e) for text, e in texts
+                    if text is not None and _operation(text)]
+    return out
+
+
+def _functions_of(module: ast.Module | None
+                  ) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]]:
+    """Every function of a module, with the class whose method it is (None otherwise)."""
+    owners: dict[int, ast.ClassDef] = {}  # a class is walked before its methods
+    out = []
+    for node in ast.walk(module) if module is not None else ():
+        if isinstance(node, ast.ClassDef):
+            owners.update((id(item), node) for item in node.body)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append((node, owners.get(id(node))))
+    return out
 
 
 def _operations_named(function: ast.FunctionDef | ast.AsyncFunctionDef
@@ -522,38 +553,19 @@ def _attributes_named(owner: ast.ClassDef) -> dict[str, ast.expr]:
 
 
 def _one_operation(node: ast.expr) -> bool:
-    """An operation or power (`math.sqrt(d)`, `d ** 0.5`), not a quantity computed from
-    several; nor `1.0 / math.sqrt(d)`, which `factor_sides` leaves out as a scale whatever
-    it is later multiplied or divided by (an initialiser's `std / math.sqrt(2 * n)`)."""
-    text = canonical(node) if isinstance(node, (ast.Call, ast.BinOp)) else None
-    return text is not None and _operation(text)
-
-
-def _inlinable(function: ast.AST | None, definitions: dict[str, ast.expr]
-               ) -> list[tuple[ast.stmt, ast.expr]]:
-    """The function's statements' expressions that read a name of `definitions`."""
-    if function is None or not definitions:
-        return []
-    return [(statement, child) for statement in ast.walk(function)
-            if isinstance(statement, ast.stmt) and not isinstance(
-                statement, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
-            for child in ast.iter_child_nodes(statement) if isinstance(child, ast.expr) and
-            any(_read_key(n) in definitions for n in ast.walk(child))]
-
-
-class _Inline(ast.NodeTransformer):
-    """Each read of a name replaced by the expression it was assigned."""
-
-    def __init__(self, definitions: dict[str, ast.expr]) -> None:
-        self.definitions = definitions
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        value = self.definitions.get(_read_key(node) or "")
-        return copy.deepcopy(value) if value is not None else node
-
-    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        value = self.definitions.get(_read_key(node) or "")
-        return copy.deepcopy(value) if value is not None else self.generic_visit(node)
+    """One of the formula operations (`math.sqrt(d)`, `x.norm()`) or a power (`d ** 0.5`) of
+    a plain operand, not a quantity computed from several; nor `1.0 / math.sqrt(d)`, which
+    `factor_sides` leaves out as a scale whatever it is later multiplied or divided by (an
+    initialiser's `std / math.sqrt(2 * n)`)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        operand = node.left
+    elif isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
+            atom(node.func.id if isinstance(node.func, ast.Name) else node.func.attr) in \
+            _OPERATIONS:
+        operand = node.args[0] if node.args else node.func
+    else:
+        return False
+    return sum(1 for _ in ast.walk(operand)) <= 8 and canonical(node) is not None
 
 
 def _read_key(node: ast.AST) -> str | None:
