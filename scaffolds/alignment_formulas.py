@@ -477,9 +477,9 @@ def inlined_factor_sides(index: RepoIndex, file: str, named: bool = False
     if file not in cache:
         found: list[tuple[int, str, int]] = []
         for function, owner in _functions_of(python_module(index, file, tests=False)):
-            definitions = _operations_named(function)
+            definitions = _set_once_to_an_operation(function)
             if owner is not None:  # `self.sqrt_d = math.sqrt(d_model)` in the constructor
-                definitions.update(_attributes_named(owner))
+                definitions.update(_set_once_to_an_operation(owner, attributes=True))
             if definitions:
                 found += _inlined_products(function, definitions)
         cache[file] = found
@@ -496,9 +496,10 @@ def _inlined_products(function: ast.AST, definitions: dict[str, ast.expr]
                                                                      ast.MatMult)):
             continue
         factors = flatten_product(sub)
-        if not any(_read_key(f) in definitions for f, _ in factors):
+        if not any(_key(f, ast.Load, True) in definitions for f, _ in factors):
             continue
-        texts = [(canonical(definitions.get(_read_key(f) or "", f)), e) for f, e in factors]
+        texts = [(canonical(definitions.get(_key(f, ast.Load, True) or "", f)), e)
+                 for f, e in factors]
         if sum(text is None or not _number(text) for text, _ in texts) >= 2:
             out += [(sub.lineno, text, e) for text, e in texts
                     if text is not None and _operation(text)]
@@ -518,38 +519,23 @@ def _functions_of(module: ast.Module | None
     return out
 
 
-def _operations_named(function: ast.FunctionDef | ast.AsyncFunctionDef
-                      ) -> dict[str, ast.expr]:
-    """The local names bound exactly once in the function, by a plain assignment of one
-    operation (`scale = math.sqrt(d)`, `inv = d ** -0.5`), with what they hold."""
-    bound: Counter = Counter(a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg))
+def _set_once_to_an_operation(scope: ast.AST, attributes: bool = False
+                              ) -> dict[str, ast.expr]:
+    """The names `scope` binds exactly once, by a plain assignment of one operation
+    (`scale = math.sqrt(d)`, `inv = d ** -0.5`), with what they hold: a function's local
+    names, or with `attributes` the attributes of `self` a class's methods set
+    (`self.scale`)."""
+    bound: Counter = Counter(a.arg for a in ast.walk(scope) if isinstance(a, ast.arg))
     assigned: dict[str, ast.expr] = {}
-    for sub in ast.walk(function):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
-            bound[sub.id] += 1
+    for sub in ast.walk(scope):
+        if (key := _key(sub, (ast.Store, ast.Del), attributes)) is not None:
+            bound[key] += 1
         if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and \
-                isinstance(sub.targets[0], ast.Name):
-            assigned[sub.targets[0].id] = sub.value
+                (target := _key(sub.targets[0], ast.Store, attributes)) is not None:
+            assigned[target] = sub.value
     return {name: value for name, value in assigned.items()
-            if bound[name] == 1 and _one_operation(value)}
-
-
-def _attributes_named(owner: ast.ClassDef) -> dict[str, ast.expr]:
-    """The attributes of `self` that the class's methods set exactly once, to one
-    operation, keyed `self.<name>`."""
-    bound: Counter = Counter()
-    assigned: dict[str, ast.expr] = {}
-    for sub in ast.walk(owner):
-        targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(
-            sub, (ast.AugAssign, ast.AnnAssign)) else []
-        for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
-                    target.value.id == "self":
-                bound[target.attr] += 1
-                if isinstance(sub, ast.Assign) and len(sub.targets) == 1:
-                    assigned[target.attr] = sub.value
-    return {f"self.{name}": value for name, value in assigned.items()
-            if bound[name] == 1 and _one_operation(value)}
+            if name.startswith("self.") == attributes and bound[name] == 1 and
+            _one_operation(value)}
 
 
 def _one_operation(node: ast.expr) -> bool:
@@ -566,16 +552,6 @@ def _one_operation(node: ast.expr) -> bool:
     else:
         return False
     return sum(1 for _ in ast.walk(operand)) <= 8 and canonical(node) is not None
-
-
-def _read_key(node: ast.AST) -> str | None:
-    """A read of a local name (`scale`) or of an attribute of `self` (`self.scale`)."""
-    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and \
-            isinstance(node.value, ast.Name) and node.value.id == "self":
-        return f"self.{node.attr}"
-    return None
 
 
 def _applied(factor: str) -> str | None:
