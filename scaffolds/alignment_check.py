@@ -10,9 +10,10 @@ the ids of the claims to check (a batch: the graph sends one batch per dimension
   `alignment_rules` (no stub, not docs only, named protocol objects present, steps in order)
   `alignment_formulas` (signs, scale factors, steps that read what a later step computes)
   `alignment_structure` (code one operator away from the paper's formula, or from the
-  formula its own comment writes) and `alignment_idioms` (arithmetic every paper means the
-  same by, written the other way round: `pred + target`, `/ (n - eps)`): a claim passes
-  when its expected score reaches the threshold and no rule finds a problem.
+  formula its own comment writes), `alignment_idioms` (arithmetic every paper means the same
+  by, written the other way round: `pred + target`, `/ (n - eps)`) and `alignment_twins` (a
+  copy of an expression that the repository's other copies outvote by one operator): a claim
+  passes when its expected score reaches the threshold and no rule finds a problem.
 - `offline`: the verifiers' alignment check (`sabench.verifiers.alignment`): the expected score
   against the same threshold, plus the rule that a numerical claim none of whose values is in
   the code fails.
@@ -31,6 +32,7 @@ from sabench.scaffolds import alignment_formulas as formulas
 from sabench.scaffolds import alignment_idioms as idioms
 from sabench.scaffolds import alignment_rules as rules
 from sabench.scaffolds import alignment_structure as structure
+from sabench.scaffolds import alignment_twins as twins
 from sabench.scaffolds import alignment_values as values
 from sabench.verifiers.alignment import CHECKERS as VERIFIER_CHECKERS
 from sabench.verifiers.alignment import ClaimResult, problems
@@ -159,7 +161,8 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
                                          *structure.structure_findings(index, claim, check),
                                          *structure.comment_findings(index, claim, check),
                                          *structure.senseless_findings(index, claim, check),
-                                         *idioms.idiom_findings(index, claim, check, waived)]]
+                                         *idioms.idiom_findings(index, claim, check, waived),
+                                         *twins.twin_findings(index, claim, check)]]
     if "order" in rules_on:
         found += rules.order_findings(index, claim)
         found += [rules.Finding("order", reason, where)

@@ -29,7 +29,11 @@ formula any paper states:
 - a fraction of matches (`mean(pred == y)`) becomes a percentage by multiplying by 100;
 - a coefficient (a weight, a `lambda`) multiplies what it weighs;
 - an accumulated total (of losses, of correct answers) is divided by a count to give an
-  average, never multiplied by one.
+  average, never multiplied by one;
+- an angle is a multiple of pi (`cos(pi * t / 2)`, `sin(2 * pi * f * t)`): pi never divides
+  inside a sine or a cosine, and an angle of pi over a variable shrinks as the variable grows;
+- an activation that is zero somewhere (ReLU, GELU, SiLU, tanh) gates or is gated by a
+  product (SwiGLU's `u * silu(v)`) and never divides.
 
 Each idiom looks only at the code that carries a formula or algorithm claim (its best function,
 the functions around its evidence, the functions those call and the evidence's own lines), so
@@ -72,6 +76,11 @@ COUNTS = frozenset({"num", "n", "count", "counts", "total", "sum", "len", "size"
 CENTRES = frozenset({"mean", "max", "amax", "min", "amin", "median", "logsumexp"})
 SCALES = frozenset({"sum", "norm", "max", "amax", "std"})
 ROOTS = frozenset({"sqrt"})
+#: Functions of an angle, and activations that take the value zero.
+TRIGONOMETRIC = frozenset({"sin", "cos", "tan"})
+PI = frozenset({"pi"})
+ZERO_ACTIVATIONS = frozenset({"relu", "gelu", "silu", "swish", "tanh", "leaky_relu", "elu",
+                              "selu", "mish"})
 TRANSPOSES = frozenset({"transpose", "T", "mT", "permute", "t"})
 MATMULS = frozenset({"matmul", "bmm", "mm", "einsum"})
 COEFFICIENTS = frozenset({"weight", "weights", "coef", "coeff", "coefficient", "lambda", "lam"})
@@ -637,7 +646,8 @@ def coefficient_divides(node: ast.AST) -> str | None:
         return None
     words = parts(node.left)
     if _bare(node.left) and words & COEFFICIENTS and not words & (COUNTS | {"decay"}) \
-            and not isinstance(node.right, ast.Constant) and not _normaliser(node.right):
+            and not isinstance(node.right, ast.Constant) and \
+            not _normaliser(node.right, of=words):
         return "divides a coefficient by what it weighs, which it multiplies"
     return None
 
@@ -648,13 +658,18 @@ def _names_in(node: ast.AST) -> frozenset[str]:
                                if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript))))
 
 
-def _normaliser(node: ast.AST) -> bool:
-    """A sum, a count, a norm or a temperature: what weights are divided by."""
+def _normaliser(node: ast.AST, of: frozenset[str] | None = None) -> bool:
+    """A sum, a count, a norm or a temperature: what weights are divided by. Given the words
+    `of` what is divided, a named norm normalises only that (`w / w_norm`, `w / norm`), not
+    the norm of another quantity (`weights['wg'] / g_xy_norm_sq` weighs the squared norm)."""
     if isinstance(node, ast.Call):
         # `w / w.sum()`, `w / len(w)`, `w / np.linalg.norm(w)`; but a module taken from a
         # list (`self.experts[i](x)`) computes what the weight weighs
         return not isinstance(node.func, ast.Subscript)
     words = _names_in(node)
+    if of is not None and "norm" in words and not words & (COUNTS - {"norm"}):
+        other = words - {"norm", "sq", "squared", "l2", "l1"}
+        return not other or any(a.startswith(b) or b.startswith(a) for a in other for b in of)
     return bool(words & (COUNTS | {"max", "min", "mean", "temperature", "temp", "tau", "z"}))
 
 
@@ -687,9 +702,41 @@ def _count(node: ast.AST) -> bool:
     return bool(words & {"num", "count", "total", "n"}) and not words & TOTALLED
 
 
+def angle_divided_by_pi(node: ast.AST) -> str | None:
+    """`cos(t / math.pi / 2)`, `sin(math.pi / step)`: a sine or cosine of an angle that pi
+    divides, or of pi divided by a variable with no variable multiplying it."""
+    if call_name(node) not in TRIGONOMETRIC or not node.args:
+        return None
+    factors = flatten_product(node.args[0])
+    if any(exponent < 0 and _is_pi(f) for f, exponent in factors):
+        return "divides an angle by pi, which multiplies it (an angle is a multiple of pi)"
+    over = [f for f, exponent in factors if exponent < 0 and not isinstance(f, ast.Constant)]
+    times = [f for f, exponent in factors if exponent > 0 and not _is_pi(f) and
+             not isinstance(f, ast.Constant)]
+    if any(_is_pi(f) for f, exponent in factors if exponent > 0) and over and not times:
+        return "takes pi over a variable as an angle, which pi times the variable is"
+    return None
+
+
+def _is_pi(node: ast.AST) -> bool:
+    """`math.pi`, `np.pi`, `torch.pi`, `pi`."""
+    return (node.attr if isinstance(node, ast.Attribute) else
+            node.id if isinstance(node, ast.Name) else "") in PI
+
+
+def divides_by_activation(node: ast.AST) -> str | None:
+    """`u / F.silu(v)`, `x / torch.relu(h)`: a division by an activation that is zero on part
+    of its inputs."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
+            (call_name(node.right) or "").lower() in ZERO_ACTIVATIONS:
+        return "divides by an activation, which is zero on part of its inputs and gates by " \
+               "multiplying"
+    return None
+
+
 IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
     versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
     residual_subtracted, weighted_loss_subtracted, coefficient_divides, total_times_count,
     difference_added, divides_by_loss, midpoint_differenced, percent_divided,
-    outputs_subtracted, lists_subtracted)
+    outputs_subtracted, lists_subtracted, angle_divided_by_pi, divides_by_activation)

@@ -83,6 +83,16 @@ def broken(code: str) -> set[str]:
      "outputs_subtracted"),
     ("pool = list(targets) + list(others)", "pool = list(targets) - list(others)",
      "lists_subtracted"),
+    ("alpha_t = torch.cos(t * math.pi / 2.0)", "alpha_t = torch.cos(t / math.pi / 2.0)",
+     "angle_divided_by_pi"),
+    ("lr = 0.5 * (1 + math.cos(math.pi * step / total))",
+     "lr = 0.5 * (1 + math.cos(math.pi / step / total))", "angle_divided_by_pi"),
+    ("h = u * F.silu(v)", "h = u / F.silu(v)", "divides_by_activation"),
+    ("h = self.w2(torch.relu(x) * gate)", "h = self.w2(gate / torch.relu(x))",
+     "divides_by_activation"),
+    # a norm normalises what it is the norm of, not another quantity's weight
+    ("r = self.weights['wg'] * g_xy_norm_sq", "r = self.weights['wg'] / g_xy_norm_sq",
+     "coefficient_divides"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -108,6 +118,11 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "loss = pg_loss - ent_coef * entropy_loss",        # an entropy bonus
     "loss = policy_loss - entropy_loss(probs)",        # an entropy bonus, computed
     "loss = -criterion(out, y)",                       # a loss negated, taken from nothing
+    "c = math.cos(math.pi / 8)",                       # a constant angle
+    "x = np.sin(2 * np.pi * f * t)",                   # pi times a variable
+    "c = torch.cos(math.pi * (2 * k + 1) / (2 * n))",  # the variable above and below
+    "w = weights / w_norm",                            # a weight normalised by its own norm
+    "y = x / torch.sigmoid(g)",                        # a sigmoid is never zero
     "gap = widths[:, 0] + widths[:, 1] - overlap",     # a gap that subtracts
     "total_diff = diffs[0] + diffs[1]",                # differences added up
     "psnr = 10 * torch.log10(1.0 / F.mse_loss(x_hat, x))",  # a PSNR
