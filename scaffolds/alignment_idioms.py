@@ -33,7 +33,12 @@ formula any paper states:
 - an angle is a multiple of pi (`cos(pi * t / 2)`, `sin(2 * pi * f * t)`): pi never divides
   inside a sine or a cosine, and an angle of pi over a variable shrinks as the variable grows;
 - an activation that is zero somewhere (ReLU, GELU, SiLU, tanh) gates or is gated by a
-  product (SwiGLU's `u * silu(v)`) and never divides.
+  product (SwiGLU's `u * silu(v)`) and never divides;
+- a denoising step takes the predicted noise away from the noisy sample (`x_t - c * eps_pred`);
+  a step that adds predicted noise starts from the predicted clean sample (DDIM's
+  `sqrt(a) * x0_pred + sqrt(1 - a) * eps_pred`), never from the noisy one;
+- a time or position embedding is added to what it conditions, never subtracted;
+- a unit vector (`v / v.norm()`) is brought to a norm by multiplying by it.
 
 Each idiom looks only at the code that carries a formula or algorithm claim (its best function,
 the functions around its evidence, the functions those call and the evidence's own lines), so
@@ -81,6 +86,15 @@ TRIGONOMETRIC = frozenset({"sin", "cos", "tan"})
 PI = frozenset({"pi"})
 ZERO_ACTIVATIONS = frozenset({"relu", "gelu", "silu", "swish", "tanh", "leaky_relu", "elu",
                               "selu", "mish"})
+#: A noisy sample's name is made of these words only (`x_t`, `noisy_latents`), and names
+#: the predicted noise with a word of each of the other two sets (`eps_pred`, `noise_hat`).
+SAMPLE_WORDS = frozenset({"x", "xt", "z", "zt", "sample", "samples", "latent", "latents",
+                          "img", "image", "images"})
+SAMPLE_QUALIFIERS = frozenset({"t", "k", "i", "n", "cur", "curr", "current", "noisy", "in"})
+NOISE_WORDS = frozenset({"eps", "epsilon", "noise"})
+PREDICTED = frozenset({"pred", "predicted", "hat", "theta", "model"})
+EMBEDDINGS = frozenset({"emb", "embed", "embedding", "embeddings", "enc", "encoding"})
+POSITIONS = frozenset({"t", "time", "timestep", "timesteps", "pos", "position", "positional"})
 TRANSPOSES = frozenset({"transpose", "T", "mT", "permute", "t"})
 MATMULS = frozenset({"matmul", "bmm", "mm", "einsum"})
 COEFFICIENTS = frozenset({"weight", "weights", "coef", "coeff", "coefficient", "lambda", "lam"})
@@ -734,9 +748,69 @@ def divides_by_activation(node: ast.AST) -> str | None:
     return None
 
 
+def predicted_noise_added(node: ast.AST) -> str | None:
+    """`x_k + beta / sqrt(1 - alpha_bar) * eps_pred`: predicted noise added to the noisy sample
+    it is to be taken from."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))):
+        return None
+    terms = flatten_sum(node)
+    noisy = any(sign > 0 and any(_noisy_sample(f) for f, e in flatten_product(term) if e > 0)
+                for term, sign in terms)
+    added = any(sign > 0 and any(_predicted_noise(f) for f, e in flatten_product(term) if e > 0)
+                for term, sign in terms)
+    if noisy and added:
+        return "adds the predicted noise to the noisy sample, from which a denoising step " \
+               "takes it away"
+    return None
+
+
+def _noisy_sample(node: ast.AST) -> bool:
+    words = parts(node) if _bare(node) else frozenset()
+    return bool(words & SAMPLE_WORDS) and words <= SAMPLE_WORDS | SAMPLE_QUALIFIERS
+
+
+def _predicted_noise(node: ast.AST) -> bool:
+    words = parts(node) if _bare(node) else frozenset()
+    return bool(words & NOISE_WORDS and words & PREDICTED)
+
+
+def embedding_subtracted(node: ast.AST) -> str | None:
+    """`h - t_emb`, `t_emb - cond`: a sum of a time or position embedding that subtracts."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))) or \
+            isinstance(_parent(node), ast.BinOp) and isinstance(_parent(node).op,
+                                                                (ast.Add, ast.Sub)):
+        return None
+    terms = flatten_sum(node)
+    if any(sign < 0 for _, sign in terms) and any(_time_embedding(t) for t, _ in terms):
+        return "subtracts in a sum with a time or position embedding, which is added to what " \
+               "it conditions"
+    return None
+
+
+def _time_embedding(node: ast.AST) -> bool:
+    words = parts(node) if _bare(node) else frozenset()
+    return bool(words & EMBEDDINGS and words & POSITIONS or words & {"temb", "pe"})
+
+
+def unit_vector_divided(node: ast.AST) -> str | None:
+    """`v / v.norm() / target_norm`: a unit vector divided by the norm it is to be given."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)) or \
+            isinstance(_parent(node), ast.BinOp):
+        return None
+    factors = flatten_product(node)
+    own = [f for f, e in factors if e < 0 and call_name(_strip(f)) == "norm" and
+           (of := _operand(_strip(f))) is not None and
+           any(_same(g, of) for g, ge in factors if ge > 0)]
+    named = [f for f, e in factors if e < 0 and _bare(f) and "norm" in parts(f)]
+    if own and named:
+        return "divides a unit vector by a norm, which multiplies it to give it that norm"
+    return None
+
+
 IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
     versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
     residual_subtracted, weighted_loss_subtracted, coefficient_divides, total_times_count,
     difference_added, divides_by_loss, midpoint_differenced, percent_divided,
-    outputs_subtracted, lists_subtracted, angle_divided_by_pi, divides_by_activation)
+    outputs_subtracted, lists_subtracted, angle_divided_by_pi, divides_by_activation,
+    predicted_noise_added, embedding_subtracted, unit_vector_divided)

@@ -93,6 +93,14 @@ def broken(code: str) -> set[str]:
     # a norm normalises what it is the norm of, not another quantity's weight
     ("r = self.weights['wg'] * g_xy_norm_sq", "r = self.weights['wg'] / g_xy_norm_sq",
      "coefficient_divides"),
+    ("mu = (1 / np.sqrt(alpha_k)) * (x_k - beta_k / np.sqrt(1 - abar_k) * epsilon_pred)",
+     "mu = (1 / np.sqrt(alpha_k)) * (x_k + beta_k / np.sqrt(1 - abar_k) * epsilon_pred)",
+     "predicted_noise_added"),
+    ("x0 = (x_t - torch.sqrt(1 - a) * noise_pred) / torch.sqrt(a)",
+     "x0 = (x_t + torch.sqrt(1 - a) * noise_pred) / torch.sqrt(a)", "predicted_noise_added"),
+    ("context = t_emb + cond_tokens", "context = t_emb - cond_tokens", "embedding_subtracted"),
+    ("x = x + pos_embedding", "x = x - pos_embedding", "embedding_subtracted"),
+    ("v = v / v.norm() * avg_norm", "v = v / v.norm() / avg_norm", "unit_vector_divided"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -123,6 +131,11 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "c = torch.cos(math.pi * (2 * k + 1) / (2 * n))",  # the variable above and below
     "w = weights / w_norm",                            # a weight normalised by its own norm
     "y = x / torch.sigmoid(g)",                        # a sigmoid is never zero
+    # DDIM's step adds predicted noise to the predicted clean sample; noising adds true noise
+    "x_prev = torch.sqrt(a_prev) * pred_x0 + torch.sqrt(1 - a_prev) * eps_pred",
+    "x_t = torch.sqrt(a) * x_0 + torch.sqrt(1 - a) * noise",
+    "eps = eps_uncond + w * (eps_cond - eps_uncond)",  # guidance
+    "v = v * max_norm / v.norm()",                     # clipped to a norm
     "gap = widths[:, 0] + widths[:, 1] - overlap",     # a gap that subtracts
     "total_diff = diffs[0] + diffs[1]",                # differences added up
     "psnr = 10 * torch.log10(1.0 / F.mse_loss(x_hat, x))",  # a PSNR
