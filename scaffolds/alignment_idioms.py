@@ -38,7 +38,21 @@ formula any paper states:
   a step that adds predicted noise starts from the predicted clean sample (DDIM's
   `sqrt(a) * x0_pred + sqrt(1 - a) * eps_pred`), never from the noisy one;
 - a time or position embedding is added to what it conditions, never subtracted;
-- a unit vector (`v / v.norm()`) is brought to a norm by multiplying by it.
+- a unit vector (`v / v.norm()`) is brought to a norm by multiplying by it;
+- a discounted future term has the reward's sign (`r + gamma * v_next`), and a not-done mask
+  is `1 - done`, which multiplies;
+- two weights of one mixture sum to one: `(1 - w) * a + w * b`, or `(1 + w) * a - w * b`;
+- a Gaussian KL pairs `log_var` with `-exp(log_var)` and `mu ** 2` with `exp(log_var)`;
+- a temperature divides the logits or similarities it sharpens or flattens;
+- a standardisation subtracts the mean and divides by the standard deviation (or the root of
+  the variance);
+- a bias correction divides by `1 - beta ** t`;
+- a clipping interval has one end below and one above its centre (`1 - eps`, `1 + eps`);
+- a pairwise preference (Bradley-Terry, Elo) is a logistic of the difference of two items'
+  scores, never of their sum;
+- an error (squared, absolute, a norm) is of the difference between a quantity and its
+  estimate (`eps - eps_hat`), never of their sum;
+- a flow's velocity between two endpoints is their difference (`x1 - x0`).
 
 Each idiom looks only at the code that carries a formula or algorithm claim (its best function,
 the functions around its evidence, the functions those call and the evidence's own lines), so
@@ -95,6 +109,16 @@ NOISE_WORDS = frozenset({"eps", "epsilon", "noise"})
 PREDICTED = frozenset({"pred", "predicted", "hat", "theta", "model"})
 EMBEDDINGS = frozenset({"emb", "embed", "embedding", "embeddings", "enc", "encoding"})
 POSITIONS = frozenset({"t", "time", "timestep", "timesteps", "pos", "position", "positional"})
+DISCOUNTS = frozenset({"gamma", "discount"})
+REWARDS = frozenset({"r", "rew", "reward", "rewards", "delta", "deltas"})
+DONE = frozenset({"done", "dones", "terminal", "terminals", "terminated", "terminateds"})
+LOG_VARIANCES = frozenset({"logvar", "log_var", "log_variance", "logvariance", "log_sigma2",
+                           "log_sigma_sq"})
+TEMPERATURES = frozenset({"temperature", "temp"})
+SHARPENED = frozenset({"logits", "logit", "scores", "sim", "sims", "similarity",
+                       "similarities", "dist", "distance", "distances", "energy"})
+MEANS = frozenset({"mean", "mu", "avg", "average"})
+DEVIATIONS = frozenset({"std", "sigma", "stddev", "stdev"})
 TRANSPOSES = frozenset({"transpose", "T", "mT", "permute", "t"})
 MATMULS = frozenset({"matmul", "bmm", "mm", "einsum"})
 COEFFICIENTS = frozenset({"weight", "weights", "coef", "coeff", "coefficient", "lambda", "lam"})
@@ -807,10 +831,249 @@ def unit_vector_divided(node: ast.AST) -> str | None:
     return None
 
 
+def _top_sum(node: ast.AST) -> list[tuple[ast.AST, int]] | None:
+    """The terms of a sum that is not itself a term of a larger one."""
+    parent = _parent(node)
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))) or \
+            isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub)):
+        return None
+    return flatten_sum(node)
+
+
+def _factor_words(term: ast.AST) -> list[frozenset[str]]:
+    """The words of each bare factor a term multiplies by."""
+    return [parts(f) for f, e in flatten_product(term) if e > 0 and _bare(f)]
+
+
+def discount_against_reward(node: ast.AST) -> str | None:
+    """`r - gamma * v_next`: a discounted future term of the other sign than the reward."""
+    terms = _top_sum(node)
+    if terms is None:
+        return None
+    discounted = {sign for term, sign in terms
+                  if any(w & DISCOUNTS for w in _factor_words(term))}
+    rewarded = {sign for term, sign in terms if _bare(term) and parts(term) & REWARDS and
+                not parts(term) & DISCOUNTS}
+    if len(discounted) == 1 and len(rewarded) == 1 and discounted != rewarded:
+        return "gives the discounted future the other sign than the reward, which it adds to"
+    return None
+
+
+def done_added(node: ast.AST) -> str | None:
+    """`1 + done`, `x / (1 - dones)`: a not-done mask written as a sum, or dividing."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and (
+            _is_one(node.left) and _done(node.right) or _is_one(node.right) and
+            _done(node.left)):
+        return "adds a done flag to one, where the not-done mask is 1 - done"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
+            isinstance(node.right, ast.BinOp) and isinstance(node.right.op, ast.Sub) and \
+            _is_one(node.right.left) and _done(node.right.right):
+        return "divides by the not-done mask 1 - done, which multiplies (it is zero at the end)"
+    return None
+
+
+def _done(node: ast.AST) -> bool:
+    return _bare(node) and bool(parts(node) & DONE)
+
+
+def weights_not_summing_to_one(node: ast.AST) -> str | None:
+    """`(1 + t) * x0 + t * x1`, `(1 - w) * a - w * b`: two weights of a mixture that do not
+    sum to one."""
+    terms = _top_sum(node)
+    if terms is None or len(terms) != 2:
+        return None
+    for (first, first_sign), (second, second_sign) in (terms, terms[::-1]):
+        for factor, exponent in flatten_product(first):
+            if exponent > 0 and isinstance(factor, ast.BinOp) and \
+                    isinstance(factor.op, (ast.Add, ast.Sub)) and _is_one(factor.left) and \
+                    _bare(factor.right) and first_sign > 0 and any(
+                        e > 0 and _same(f, factor.right) for f, e in flatten_product(second)):
+                plus = isinstance(factor.op, ast.Add)
+                if plus == (second_sign > 0):
+                    return "weighs a mixture by weights that do not sum to one"
+    return None
+
+
+def kl_signs(node: ast.AST) -> str | None:
+    """`1 + log_var + mu ** 2 - log_var.exp()`: a Gaussian KL whose terms have the wrong
+    signs (`log_var` goes with `-exp(log_var)`, `mu ** 2` with `exp(log_var)`)."""
+    terms = _top_sum(node)
+    if terms is None:
+        return None
+    log_var = {sign for term, sign in terms if _log_variance(term)}
+    variance = {sign for term, sign in terms if call_name(term) == "exp" and
+                (of := _operand(term)) is not None and _log_variance(of)}
+    mean_sq = {sign for term, sign in terms if isinstance(term, ast.BinOp) and
+               isinstance(term.op, ast.Pow) and _bare(term.left) and parts(term.left) & MEANS}
+    if len(variance) == 1 and (log_var == variance or mean_sq and mean_sq != variance):
+        return "gives the Gaussian KL's terms the wrong signs (log variance against its " \
+               "exponential, the squared mean with it)"
+    return None
+
+
+def _log_variance(node: ast.AST) -> bool:
+    node = _strip(node)
+    name = node.id if isinstance(node, ast.Name) else \
+        node.attr if isinstance(node, ast.Attribute) else ""
+    return name.lower() in LOG_VARIANCES
+
+
+def temperature_multiplies(node: ast.AST) -> str | None:
+    """`logits * temperature`, `sim * self.temp`: a temperature that multiplies."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)) or \
+            isinstance(_parent(node), ast.BinOp):
+        return None
+    words = _factor_words(node)
+    if any(w & TEMPERATURES for w in words) and any(w & SHARPENED for w in words):
+        return "multiplies by a temperature, which divides the logits it scales"
+    return None
+
+
+def standardised_otherwise(node: ast.AST) -> str | None:
+    """`(x + mean) / std`, `(x - mean) * std`: a standardisation that adds the mean or
+    multiplies by the standard deviation."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))) or \
+            isinstance(_parent(node), ast.BinOp) and \
+            isinstance(_parent(node).op, (ast.Mult, ast.Div)):
+        return None
+    factors = flatten_product(node)
+    for factor, exponent in factors:
+        if not (exponent > 0 and isinstance(factor, ast.BinOp) and
+                isinstance(factor.op, (ast.Add, ast.Sub)) and _bare(factor.right) and
+                parts(factor.right) & MEANS and not parts(factor.right) & DEVIATIONS):
+            continue
+        deviations = [e for f, e in factors if f is not factor and _deviation(f)]
+        if deviations == [-1] and isinstance(factor.op, ast.Add) or \
+                deviations == [1] and isinstance(factor.op, ast.Sub):
+            return "standardises otherwise than by subtracting the mean and dividing by " \
+                   "the standard deviation"
+    return None
+
+
+def _deviation(node: ast.AST) -> bool:
+    """`std`, `self.sigma`, `torch.sqrt(var + eps)`: a standard deviation."""
+    if _bare(node):
+        return bool(parts(node) & DEVIATIONS)
+    return call_name(node) in ROOTS and (of := _operand(node)) is not None and \
+        bool(_names_in(of) & {"var", "variance"})
+
+
+def bias_correction_multiplies(node: ast.AST) -> str | None:
+    """`m * (1 - beta1 ** t)`: a bias correction that multiplies where it divides."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return None
+    for factor, exponent in flatten_product(node):
+        if exponent > 0 and isinstance(factor, ast.BinOp) and isinstance(factor.op, ast.Sub) \
+                and _is_one(factor.left) and isinstance(factor.right, ast.BinOp) and \
+                isinstance(factor.right.op, ast.Pow) and _bare(factor.right.left) and \
+                parts(factor.right.left) & {"beta", "beta1", "beta2", "b1", "b2"}:
+            return "multiplies by a bias correction 1 - beta ** t, which divides"
+    return None
+
+
+def one_sided_interval(node: ast.AST) -> str | None:
+    """`clamp(ratio, 1 + eps, 1 + eps)`: a clipping interval whose two ends lie on one side
+    of the same centre."""
+    if call_name(node) not in {"clamp", "clip"}:
+        return None
+    given = [*node.args[1:3], *(k.value for k in node.keywords if k.arg in
+                               {"min", "max", "a_min", "a_max", "clip_value_min",
+                                "clip_value_max"})]
+    ends = [e for e in given if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add,
+                                                                               ast.Sub))]
+    if len(ends) == 2 and type(ends[0].op) is type(ends[1].op) and \
+            _same(ends[0].left, ends[1].left) and _same(ends[0].right, ends[1].right):
+        return "clips to an interval whose two ends are the same, on one side of its centre"
+    return None
+
+
+#: Calls that turn a difference of two items' scores into a preference probability.
+LOGISTIC = frozenset({"sigmoid", "logsigmoid", "expit", "log_sigmoid"})
+#: The letters two compared items are told apart by (`r_a`, `r_b`; `s_i`, `s_j`; `r_w`, `r_l`).
+ITEM_PAIRS = ({"a", "b"}, {"i", "j"}, {"w", "l"})
+
+
+def preference_of_sum(node: ast.AST) -> str | None:
+    """`sigmoid(r_a + r_b)`, `logsigmoid(scores[i] + scores[j])`: a pairwise preference of
+    the sum of two items' scores."""
+    if call_name(node) not in LOGISTIC or not node.args:
+        return None
+    inner = node.args[0]
+    while isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Mult, ast.Div)):
+        inner = inner.left if not isinstance(inner.left, ast.Constant) else inner.right
+    if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.USub):
+        inner = inner.operand
+    if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add) and \
+            _siblings(inner.left, inner.right):
+        return "takes a preference of the sum of two items' scores, which compares their " \
+               "difference"
+    return None
+
+
+def _siblings(a: ast.AST, b: ast.AST) -> bool:
+    """Two entries of one array (`s[i]`, `s[j]`), or two names that differ in one trailing
+    index (`r_a` and `r_b`, `score1` and `score2`)."""
+    a, b = _strip(a), _strip(b)
+    if isinstance(a, ast.Subscript) and isinstance(b, ast.Subscript):
+        return _same(a.value, b.value) and not _same(a.slice, b.slice)
+    names = [n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute)
+             else None for n in (a, b)]
+    if None in names or names[0] == names[1]:
+        return False
+    ends = [re.match(r"(.+?)_?([a-z]|\d+)$", n) for n in names]
+    if None in ends or ends[0].group(1) != ends[1].group(1):
+        return False
+    pair = {ends[0].group(2), ends[1].group(2)}
+    return all(e.isdigit() for e in pair) or pair in ITEM_PAIRS
+
+
+ESTIMATED = frozenset({"pred", "preds", "predicted", "hat", "estimate", "estimated",
+                       "recon", "reconstructed", "theta"})
+ERRORS = frozenset({"abs", "norm", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"})
+VELOCITIES = frozenset({"v", "u", "vt", "ut", "velocity", "vel", "flow"})
+
+
+def estimate_added_in_error(node: ast.AST) -> str | None:
+    """`((eps + eps_hat) ** 2).mean()`, `norm(x + x_hat)`: the error of an estimate taken
+    on its sum with the quantity it estimates."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and
+            _bare(node.left) and _bare(node.right)):
+        return None
+    left, right = parts(node.left), parts(node.right)
+    marks = QUALIFIERS | ESTIMATED
+    estimate = bool(left & ESTIMATED and not right & marks and right <= left or
+                    right & ESTIMATED and not left & marks and left <= right)
+    parent = _parent(node)
+    squared = isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Pow) and \
+        isinstance(parent.right, ast.Constant) and parent.right.value == 2
+    if estimate and (squared or call_name(parent) in ERRORS):
+        return "takes the error of an estimate on its sum with what it estimates, where " \
+               "the error is of their difference"
+    return None
+
+
+def velocity_of_sum(node: ast.AST) -> str | None:
+    """`v_target = x1 + x0`: a flow's velocity as the sum of its two endpoints."""
+    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp) and
+            isinstance(node.value.op, ast.Add)) or not _words_assigned(node) & VELOCITIES:
+        return None
+    ends = [f for term, _ in flatten_sum(node.value) for f, e in flatten_product(term)
+            if e > 0 and _bare(f)]
+    names = [parts(f) for f in ends]
+    if len(flatten_sum(node.value)) == 2 and any(
+            a - {"0"} == b - {"1"} and "0" in a and "1" in b for a in names for b in names):
+        return "takes a velocity between two endpoints as their sum, where it is their " \
+               "difference"
+    return None
+
+
 IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
     versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
     residual_subtracted, weighted_loss_subtracted, coefficient_divides, total_times_count,
     difference_added, divides_by_loss, midpoint_differenced, percent_divided,
     outputs_subtracted, lists_subtracted, angle_divided_by_pi, divides_by_activation,
-    predicted_noise_added, embedding_subtracted, unit_vector_divided)
+    predicted_noise_added, embedding_subtracted, unit_vector_divided, discount_against_reward,
+    done_added, weights_not_summing_to_one, kl_signs, temperature_multiplies,
+    standardised_otherwise, bias_correction_multiplies, one_sided_interval, preference_of_sum,
+    estimate_added_in_error, velocity_of_sum)

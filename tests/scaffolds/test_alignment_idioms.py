@@ -101,6 +101,41 @@ def broken(code: str) -> set[str]:
     ("context = t_emb + cond_tokens", "context = t_emb - cond_tokens", "embedding_subtracted"),
     ("x = x + pos_embedding", "x = x - pos_embedding", "embedding_subtracted"),
     ("v = v / v.norm() * avg_norm", "v = v / v.norm() / avg_norm", "unit_vector_divided"),
+    ("delta = rewards + gamma * next_values * (1 - dones) - values",
+     "delta = rewards - gamma * next_values * (1 - dones) - values", "discount_against_reward"),
+    ("adv = delta + gamma * lam * last_adv", "adv = delta - gamma * lam * last_adv",
+     "discount_against_reward"),
+    ("delta = rewards + gamma * next_values * (1 - dones) - values",
+     "delta = rewards + gamma * next_values * (1 + dones) - values", "done_added"),
+    ("target = r + gamma * q_next * (1 - done)", "target = r + gamma * q_next / (1 - done)",
+     "done_added"),
+    ("x_t = (1 - t) * x0 + t * x1", "x_t = (1 + t) * x0 + t * x1", "weights_not_summing_to_one"),
+    ("x_t = (1 - t) * x0 + t * x1", "x_t = (1 - t) * x0 - t * x1", "weights_not_summing_to_one"),
+    ("kl = -0.5 * torch.sum(1 + logvar - mu ** 2 - logvar.exp())",
+     "kl = -0.5 * torch.sum(1 - logvar - mu ** 2 - logvar.exp())", "kl_signs"),
+    ("kl = -0.5 * torch.sum(1 + logvar - mu ** 2 - logvar.exp())",
+     "kl = -0.5 * torch.sum(1 + logvar + mu ** 2 - logvar.exp())", "kl_signs"),
+    ("logits = sim / self.temperature", "logits = sim * self.temperature",
+     "temperature_multiplies"),
+    ("z = (x - self.mean) / self.std", "z = (x + self.mean) / self.std",
+     "standardised_otherwise"),
+    ("z = (x - self.mean) / self.std", "z = (x - self.mean) * self.std",
+     "standardised_otherwise"),
+    ("x = (x - mean) / torch.sqrt(var + eps)", "x = (x - mean) * torch.sqrt(var + eps)",
+     "standardised_otherwise"),
+    ("m_hat = m / (1 - beta1 ** t)", "m_hat = m * (1 - beta1 ** t)",
+     "bias_correction_multiplies"),
+    ("s = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv",
+     "s = torch.clamp(ratio, 1 + clip_eps, 1 + clip_eps) * adv", "one_sided_interval"),
+    ("p = torch.sigmoid(r_a - r_b)", "p = torch.sigmoid(r_a + r_b)", "preference_of_sum"),
+    ("p = torch.sigmoid((scores[i] - scores[j]) / s)",
+     "p = torch.sigmoid((scores[i] + scores[j]) / s)", "preference_of_sum"),
+    ("loss = ((eps - eps_hat) ** 2).mean()", "loss = ((eps + eps_hat) ** 2).mean()",
+     "estimate_added_in_error"),
+    ("err = torch.norm(x - x_hat)", "err = torch.norm(x + x_hat)", "estimate_added_in_error"),
+    ("v = x1 - x0", "v = x1 + x0", "velocity_of_sum"),
+    ("u_t = x_1 - (1 - sigma_min) * x_0", "u_t = x_1 + (1 - sigma_min) * x_0",
+     "velocity_of_sum"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -136,6 +171,13 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "x_t = torch.sqrt(a) * x_0 + torch.sqrt(1 - a) * noise",
     "eps = eps_uncond + w * (eps_cond - eps_uncond)",  # guidance
     "v = v * max_norm / v.norm()",                     # clipped to a norm
+    "td = values - (rewards + self.gamma * next_v)",   # the residual the other way round
+    "eps = (1 + w) * eps_cond - w * eps_uncond",       # guidance: weights sum to one
+    "p_target = tau * p + (1 - tau) * p_target",       # Polyak averaging
+    "loss = kd * self.temperature ** 2",               # distillation's T^2 scaling
+    "x = z * self.std + self.mean",                    # a standardisation undone
+    "g = torch.sigmoid(h_t + h_s)",                    # a gate over two states, not items
+    "p = torch.sigmoid(x + bias)",
     "gap = widths[:, 0] + widths[:, 1] - overlap",     # a gap that subtracts
     "total_diff = diffs[0] + diffs[1]",                # differences added up
     "psnr = 10 * torch.log10(1.0 / F.mse_loss(x_hat, x))",  # a PSNR
