@@ -9,10 +9,12 @@ from the copies around it, whichever the paper wrote.
 
 Two copies are one quantity when they assign the same name (`x_t`, `self.scale`; every
 `return` counts as one name), or, for an expression of three operators or more, whatever they
-assign: so long an expression is not written twice by chance. A pair that disagrees one to one says nothing about which copy is
-right (an encoder multiplies latents by a scale factor, its decoder divides by it; a forward
-integration adds a step, the backward one subtracts it), so only a copy outvoted by the
-others fails: it must be rarer than the variant it differs from.
+assign: so long an expression is not written twice by chance.
+
+A pair that disagrees one to one says nothing about which copy is right (an encoder
+multiplies latents by a scale factor, its decoder divides by it; a forward integration adds a
+step, the backward one subtracts it), so only a copy outvoted by the others fails: it must be
+rarer than the variant it differs from.
 """
 
 from __future__ import annotations
