@@ -346,10 +346,14 @@ def _same(a: ast.AST, b: ast.AST) -> bool:
 def _is_epsilon(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, float):
         return 0 < node.value <= EPSILON
-    name = _strip(node)
-    last = name.id if isinstance(name, ast.Name) else \
-        name.attr if isinstance(name, ast.Attribute) else ""
-    return last.lower().lstrip("_") in EPSILON_NAMES
+    return _last_name(_strip(node)).lower().lstrip("_") in EPSILON_NAMES
+
+
+def _last_name(node: ast.AST) -> str:
+    """The name a variable or attribute is read by (`self.sigma`: `sigma`); "" for anything
+    else."""
+    return node.id if isinstance(node, ast.Name) else \
+        node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _is_one(node: ast.AST) -> bool:
@@ -660,12 +664,13 @@ def difference_added(node: ast.AST) -> str | None:
             _same(left.value, right.value) and not _same(left, right) and \
             not parts(left) & DIFFERENCES and \
             not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)
-                    for n in ast.walk(_statement(node))):
+                    for n in ast.walk(statement_of(node))):
         return "adds two entries of one quantity where its name says it is their difference"
     return None
 
 
-def _statement(node: ast.AST) -> ast.AST:
+def statement_of(node: ast.AST) -> ast.AST:
+    """The statement an expression of `expressions` stands in."""
     while not isinstance(node, ast.stmt) and _parent(node) is not None:
         node = _parent(node)
     return node
@@ -674,7 +679,7 @@ def _statement(node: ast.AST) -> ast.AST:
 def _target_words(node: ast.AST) -> frozenset[str]:
     """The words of the names the statement holding `node` assigns (`prob_diffs = [abs(a +
     b) for ...]`)."""
-    return _words_assigned(_statement(node))
+    return _words_assigned(statement_of(node))
 
 
 def coefficient_divides(node: ast.AST) -> str | None:
@@ -758,8 +763,7 @@ def angle_divided_by_pi(node: ast.AST) -> str | None:
 
 def _is_pi(node: ast.AST) -> bool:
     """`math.pi`, `np.pi`, `torch.pi`, `pi`."""
-    return (node.attr if isinstance(node, ast.Attribute) else
-            node.id if isinstance(node, ast.Name) else "") in PI
+    return _last_name(node) in PI
 
 
 def divides_by_activation(node: ast.AST) -> str | None:
@@ -800,11 +804,9 @@ def _predicted_noise(node: ast.AST) -> bool:
 
 def embedding_subtracted(node: ast.AST) -> str | None:
     """`h - t_emb`, `t_emb - cond`: a sum of a time or position embedding that subtracts."""
-    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))) or \
-            isinstance(_parent(node), ast.BinOp) and isinstance(_parent(node).op,
-                                                                (ast.Add, ast.Sub)):
+    terms = _top_sum(node)
+    if terms is None:
         return None
-    terms = flatten_sum(node)
     if any(sign < 0 for _, sign in terms) and any(_time_embedding(t) for t, _ in terms):
         return "subtracts in a sum with a time or position embedding, which is added to what " \
                "it conditions"
@@ -912,10 +914,7 @@ def kl_signs(node: ast.AST) -> str | None:
 
 
 def _log_variance(node: ast.AST) -> bool:
-    node = _strip(node)
-    name = node.id if isinstance(node, ast.Name) else \
-        node.attr if isinstance(node, ast.Attribute) else ""
-    return name.lower() in LOG_VARIANCES
+    return _last_name(_strip(node)).lower() in LOG_VARIANCES
 
 
 def temperature_multiplies(node: ast.AST) -> str | None:
@@ -1016,9 +1015,8 @@ def _siblings(a: ast.AST, b: ast.AST) -> bool:
     a, b = _strip(a), _strip(b)
     if isinstance(a, ast.Subscript) and isinstance(b, ast.Subscript):
         return _same(a.value, b.value) and not _same(a.slice, b.slice)
-    names = [n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute)
-             else None for n in (a, b)]
-    if None in names or names[0] == names[1]:
+    names = [_last_name(a), _last_name(b)]
+    if "" in names or names[0] == names[1]:
         return False
     ends = [re.match(r"(.+?)_?([a-z]|\d+)$", n) for n in names]
     if None in ends or ends[0].group(1) != ends[1].group(1):
@@ -1057,10 +1055,10 @@ def velocity_of_sum(node: ast.AST) -> str | None:
     if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp) and
             isinstance(node.value.op, ast.Add)) or not _words_assigned(node) & VELOCITIES:
         return None
-    ends = [f for term, _ in flatten_sum(node.value) for f, e in flatten_product(term)
-            if e > 0 and _bare(f)]
-    names = [parts(f) for f in ends]
-    if len(flatten_sum(node.value)) == 2 and any(
+    terms = flatten_sum(node.value)
+    names = [parts(f) for term, _ in terms for f, e in flatten_product(term)
+             if e > 0 and _bare(f)]
+    if len(terms) == 2 and any(
             a - {"0"} == b - {"1"} and "0" in a and "1" in b for a in names for b in names):
         return "takes a velocity between two endpoints as their sum, where it is their " \
                "difference"

@@ -24,7 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from sabench.scaffolds.alignment_formulas import expression_text, python_module
-from sabench.scaffolds.alignment_idioms import carrying_nodes
+from sabench.scaffolds.alignment_idioms import carrying_nodes, statement_of
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
@@ -55,7 +55,7 @@ def twin_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[tup
     shapes = _copies_by_shape(index)
     seen = set()
     for file, node in carrying_nodes(index, check):
-        statement = _statement(node)
+        statement = statement_of(node)
         if not isinstance(node, ast.BinOp) or (file, statement.lineno) in seen:
             continue
         seen.add((file, statement.lineno))
@@ -74,13 +74,6 @@ def twin_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list[tup
                          f"expression at {other.file}:{other.line} ({other.text}), which the "
                          f"repository writes that way in {votes} places", where)]
     return []
-
-
-def _statement(node: ast.AST) -> ast.AST:
-    """The statement an expression of `carrying_nodes` stands in."""
-    while not isinstance(node, ast.stmt) and getattr(node, "idiom_parent", None) is not None:
-        node = node.idiom_parent  # type: ignore[attr-defined]
-    return node
 
 
 def _one_apart(a: Copy, b: Copy) -> bool:
