@@ -355,6 +355,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
+    out += count_conflicts(index, claim, near, windows, counted, context, paper)
     ones = [a for a in near if _is_one(a)]
     near = [a for a in near if scalar(a) or config_scalar(a)]
     for value in counted:
@@ -380,6 +381,45 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
             a = wrong[0]
             out.append(conflict(claim, a, ", where the claim is implemented, but the claim "
                                           f"states {value.text}"))
+    return out
+
+
+def count_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
+                    windows: list[tuple[str, int, int]], values: list[StatedValue],
+                    context: ClaimContext, paper: PaperValues | None) -> list[Finding]:
+    """Where the check finds a numerical claim, a setting counts the noun one of its values
+    counts ("64 tokens": `num_tokens_small`) but holds a number no claim of the paper states,
+    and the window it stands in writes that value nowhere: the count where the claim is
+    implemented is another, whatever other places write the claim's number for other
+    reasons. A value named by an identifier is left to the identifier's own rules; a name
+    with a word of the claim's other values is theirs."""
+    if claim.dimension != Dimension.D1 or paper is None:
+        return []
+    mentioned = mentioned_numbers(claim.text)
+    for value in values:
+        if value.unit or value.per or value.symbol or not value.head:
+            continue
+        taken = taken_by_others(value, values, claim.text)
+        foreign = [a for a in near if (scalar(a) or config_scalar(a)) and
+                   not a.numbers & (mentioned | paper.keys()) and
+                   counts_noun(a.name, value.head) and
+                   not any(covered(t, taken) for t in name_terms(a.name) - GENERIC) and
+                   not numbered_elsewhere(a, claim.text) and
+                   not value.keys & window_numbers(index, [w for w in windows if w[0] == a.file
+                                                           and w[1] <= a.line <= w[2]])]
+        if foreign:
+            return [conflict(claim, foreign[0], ", where the claim is implemented, which "
+                                                f"writes no {value.text}")]
+    return []
+
+
+def window_numbers(index: RepoIndex, windows: list[tuple[str, int, int]]) -> set[str]:
+    """The numbers the code (comments left out) of the evidence windows writes."""
+    out: set[str] = set()
+    for file, start, end in windows:
+        entry = index.files.get(file)
+        for line in entry.lines[max(0, start - 1):end] if entry else ():
+            out |= number_keys(line.split("#", 1)[0])
     return out
 
 

@@ -1290,3 +1290,41 @@ def test_a_name_in_the_claims_words_is_its_identifiers_quantity(tmp_path: Path) 
     other = ("class Config:\n    attention_dim = 32\n    attn_heads = {}\n")
     assert value_conflicts(tmp_path / "several", several, "config.py", other, 4,
                            40) == [False, True]
+
+
+TOKENS_CLAIM = ("Latent token counts: the low-resolution phase (128x128 input, 8x8 latent grid) "
+                "uses 64 tokens.")
+
+
+def tokens_repo(count: str) -> dict[str, str]:
+    """A toy repository whose settings count the low-resolution phase's tokens as `count`;
+    the model reads 64 elsewhere for another reason (a patch width)."""
+    return {
+        "config.py": ("class PhaseConfig:\n"
+                      "    image_size: int = 128\n"
+                      "    latent_grid: int = 8\n"
+                      f"    num_tokens_small: int = {count}  # low-resolution latent tokens\n"),
+        "model.py": ("from config import PhaseConfig\n\n\n"
+                     "PATCH_WIDTH = 64\n\n\n"
+                     "def latent_tokens(cfg: PhaseConfig) -> int:\n"
+                     "    return cfg.num_tokens_small\n"),
+    }
+
+
+@pytest.mark.parametrize(("count", "fails"), [("64", False), ("640", True), ("32", True)])
+def test_a_setting_counting_the_claims_noun_where_it_is_implemented_holds_its_count(
+        tmp_path: Path, count: str, fails: bool) -> None:
+    # The setting counts the tokens the claim counts, in the window where the check finds the
+    # claim, which writes 64 nowhere: the 64 of the patch width elsewhere is not the count.
+    claim = toy_claim("toy-D1-001", TOKENS_CLAIM)
+    result = toy_check(tmp_path / "repo", tokens_repo(count), claim)["toy-D1-001"]
+    assert result.passed is not fails, result.reasons
+
+
+def test_a_count_the_paper_states_for_another_phase_is_no_conflict(tmp_path: Path) -> None:
+    # 256 is the paper's token count of the other phase: a second configuration it describes.
+    claim = toy_claim("toy-D1-001", TOKENS_CLAIM)
+    other = toy_claim("toy-D1-002", "The high-resolution phase (16x16 latent grid) uses 256 "
+                                    "tokens.")
+    result = toy_check(tmp_path / "repo", tokens_repo("256"), claim, other)["toy-D1-001"]
+    assert result.passed, result.reasons
