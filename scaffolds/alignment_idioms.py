@@ -52,7 +52,21 @@ formula any paper states:
   scores, never of their sum;
 - an error (squared, absolute, a norm) is of the difference between a quantity and its
   estimate (`eps - eps_hat`), never of their sum;
-- a flow's velocity between two endpoints is their difference (`x1 - x0`).
+- a flow's velocity between two endpoints is their difference (`x1 - x0`);
+- a sample of zero-mean noise (drawn, or a noise predictor's output) scales or is added, and
+  never divides;
+- a variance-preserving mix weighs by `sqrt(a)` and `sqrt(1 - a)`, whose squares sum to one;
+- a Gaussian log-density gives its log scale the sign of its squared standardised residual;
+- an Elo expected score is a power of ten of the rating difference divided by the scale;
+- a union of two sets takes their intersection away once;
+- a rate's or a share's denominator is a total (`tp + fp`, `exp(a) + exp(b)`), never a
+  difference;
+- a divergence weighs the log of two distributions' ratio, never of their product;
+- a cosine similarity divides a dot product by both vectors' norms;
+- a layer's size is a multiple of a size (`4 * d_model`), never a number divided by one;
+- two versions of one quantity in a ratio or under a log are divided, never multiplied;
+- an advantage weighs what it scales and is no divisor;
+- the other outcome's probability is `1 - p`: no log of `1 + p`.
 
 Each idiom looks only at the code that carries a formula or algorithm claim (its best function,
 the functions around its evidence, the functions those call and the evidence's own lines), so
@@ -409,10 +423,15 @@ def divides_by_mask(node: ast.AST) -> str | None:
 
 def divides_by_log_probability(node: ast.AST) -> str | None:
     """`-advantage / log_prob`, `-2 / log_likelihood`: a log-probability as a divisor."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _bare(node.right):
-        words = parts(node.right)
-        if words & LOG_PROBABILITIES or "log" in words and words & PROBABILITIES:
-            return "divides by a log-probability, which weighs (multiplies) or is summed"
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    divisor = _strip(node.right)
+    if call_name(divisor) == "log" and (of := _operand(divisor)) is not None and _bare(of):
+        words = parts(of) | {"log"}  # `p / torch.log(p)`: the log of a probability
+    else:
+        words = parts(divisor) if _bare(divisor) else frozenset()
+    if words & LOG_PROBABILITIES or "log" in words and words & PROBABILITIES:
+        return "divides by a log-probability, which weighs (multiplies) or is summed"
     return None
 
 
@@ -1000,6 +1019,26 @@ def preference_of_sum(node: ast.AST) -> str | None:
     inner = node.args[0]
     while isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Mult, ast.Div)):
         inner = inner.left if not isinstance(inner.left, ast.Constant) else inner.right
+    return _preference_of(inner)
+
+
+def elo_of_sum(node: ast.AST) -> str | None:
+    """`1 / (1 + 10 ** ((r_b + r_a) / 400))`, `10 ** ((r_b - r_a) * 400)`: an Elo expected
+    score of the sum of the two players' ratings, or of their difference scaled up."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and
+            isinstance(node.left, ast.Constant) and node.left.value == 10):
+        return None
+    inner = node.right
+    if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mult) and any(
+            isinstance(c, ast.Constant) and isinstance(c.value, (int, float)) and
+            abs(c.value) >= 10 for c in (inner.left, inner.right)):
+        return "multiplies the rating difference by the Elo scale, which divides it"
+    while isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Mult, ast.Div)):
+        inner = inner.left if not isinstance(inner.left, ast.Constant) else inner.right
+    return _preference_of(inner)
+
+
+def _preference_of(inner: ast.AST) -> str | None:
     if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.USub):
         inner = inner.operand
     if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add) and \
@@ -1065,6 +1104,280 @@ def velocity_of_sum(node: ast.AST) -> str | None:
     return None
 
 
+
+#: Words that make a noise name the size of the noise rather than a sample of it.
+NOISE_SIZES = frozenset({"std", "scale", "level", "levels", "sigma", "sigmas", "var", "rate",
+                         "ratio", "strength", "weight", "coef", "coeff", "factor", "mult",
+                         "multiplier", "amount", "magnitude", "power", "snr", "schedule",
+                         "min", "max", "type", "dim", "steps", "aug"})
+NOISE_DRAWS = frozenset({"randn", "randn_like", "normal", "standard_normal"})
+#: What a network's output is called: `eps_out` of a noise predictor is predicted noise.
+NETWORK_OUTPUTS = frozenset({"out", "output", "outputs"})
+
+
+def divides_by_noise(node: ast.AST) -> str | None:
+    """`std / noise`, `x / eps_pred`, `s / torch.randn_like(s)`: a division by a sample of
+    zero-mean noise, which is near zero as often as not."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    divisor = _strip(node.right)
+    if call_name(divisor) in NOISE_DRAWS or _noise_sample(divisor):
+        return "divides by a sample of zero-mean noise, which scales or is added"
+    return None
+
+
+def _noise_sample(node: ast.AST) -> bool:
+    """`noise`, `self.noise`, `eps_pred`, `epsilon_output`: noise drawn or predicted, not a
+    noise level; a bare `eps` is a guard constant or a privacy budget, not noise."""
+    words = parts(node) if _bare(node) else frozenset()
+    return not words & NOISE_SIZES and (
+        "noise" in words or "noises" in words or
+        bool(words & NOISE_WORDS and words & (PREDICTED | NETWORK_OUTPUTS)))
+
+
+def variance_not_preserved(node: ast.AST) -> str | None:
+    """`sqrt(a) * x0 + sqrt(1 + a) * noise`: the two coefficients of a variance-preserving mix
+    whose squares do not sum to one."""
+    terms = _top_sum(node)
+    if terms is None or len(terms) != 2:
+        return None
+    roots = [[_root_of(f) for f, e in flatten_product(term) if e > 0] for term, _ in terms]
+    for mine, other in (roots, roots[::-1]):
+        for inner in filter(None, mine):
+            if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add) and \
+                    _is_one(inner.left) and _bare(inner.right) and \
+                    any(o is not None and _same(o, inner.right) for o in other):
+                return "mixes with coefficients sqrt(a) and sqrt(1 + a), whose squares do " \
+                       "not sum to one"
+    return None
+
+
+def _root_of(node: ast.AST) -> ast.AST | None:
+    """What `sqrt(x)`, `x.sqrt()` and `x ** 0.5` are the root of."""
+    if call_name(node) in ROOTS:
+        return _operand(node)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and \
+            isinstance(node.right, ast.Constant) and node.right.value == 0.5:
+        return node.left
+    return None
+
+
+LOG_SCALES = frozenset({"log_std", "logstd", "log_sigma", "logsigma", "log_scale"})
+
+
+def gaussian_log_density_signs(node: ast.AST) -> str | None:
+    """`-0.5 * ((x - mu) / std) ** 2 + log(std)`: a Gaussian log-density (or its negative)
+    whose log-scale term has the other sign than its squared standardised residual."""
+    terms = _top_sum(node)
+    if terms is None:
+        return None
+    scales = {sign * _coefficient_sign(term) for term, sign in terms if _log_scale(term)}
+    residuals = {sign * _coefficient_sign(term) for term, sign in terms
+                 if _squared_residual(term)}
+    if len(scales) == 1 and len(residuals) == 1 and scales != residuals:
+        return "gives a Gaussian log-density's log scale the other sign than its squared " \
+               "residual"
+    return None
+
+
+def _coefficient_sign(term: ast.AST) -> int:
+    """-1 for a term that a negative constant multiplies (`-0.5 * r ** 2`), else 1."""
+    sign = 1
+    for factor, _ in flatten_product(term):
+        negated = isinstance(factor, ast.UnaryOp) and isinstance(factor.op, ast.USub)
+        negative = isinstance(factor, ast.Constant) and \
+            isinstance(factor.value, (int, float)) and factor.value < 0
+        sign = -sign if negated or negative else sign
+    return sign
+
+
+def _log_scale(term: ast.AST) -> bool:
+    """A term of `log(std)`, `torch.log(sigma)`, `log_std` or `logvar` alone or weighted."""
+    for factor, exponent in flatten_product(term):
+        factor = _strip(factor)
+        if isinstance(factor, ast.UnaryOp):
+            factor = factor.operand
+        if exponent > 0 and (call_name(factor) == "log" and (of := _operand(factor)) is not None
+                             and _bare(of) and parts(of) & DEVIATIONS or
+                             _last_name(factor).lower() in LOG_SCALES | LOG_VARIANCES):
+            return True
+    return False
+
+
+def _squared_residual(term: ast.AST) -> bool:
+    """A term holding the square of a difference (`(x - mu) ** 2`), divided by a scale or
+    standardised inside the square (`((x - mu) / std) ** 2`)."""
+    factors = flatten_product(term)
+    for factor, exponent in factors:
+        if isinstance(factor, ast.UnaryOp):
+            factor = factor.operand
+        if exponent > 0 and isinstance(factor, ast.BinOp) and isinstance(factor.op, ast.Pow) \
+                and isinstance(factor.right, ast.Constant) and factor.right.value == 2:
+            inside = flatten_product(factor.left)
+            difference = any(isinstance(f, ast.BinOp) and isinstance(f.op, ast.Sub) and e > 0
+                             for f, e in inside)
+            scaled = any(e < 0 for _, e in inside) or any(e < 0 for f, e in factors
+                                                          if f is not factor)
+            if difference and scaled:
+                return True
+    return False
+
+
+INTERSECTIONS = frozenset({"inter", "intersection", "intersect", "overlap", "overlaps"})
+
+
+def union_adds_intersection(node: ast.AST) -> str | None:
+    """`area_a + area_b + inter`: a union of two sets that adds their intersection, which it
+    counts twice unless taken away."""
+    terms = _top_sum(node)
+    if terms is None or len(terms) != 3:
+        return None
+    shared = [sign for term, sign in terms if _bare(term) and parts(term) & INTERSECTIONS]
+    if shared == [1] and all(sign > 0 for _, sign in terms):
+        return "adds the intersection to the two sets, whose union counts it once"
+    return None
+
+
+CONFUSION = frozenset({"tp", "fp", "fn", "tn", "precision", "recall", "prec", "rec"})
+
+
+def divides_by_difference(node: ast.AST) -> str | None:
+    """`tp / (tp - fp)`, `2 * p * r / (precision - recall)`, `exp(a) / (exp(a) - exp(b))`:
+    a rate or a share whose denominator, a total of counts or of weights, subtracts."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    terms = flatten_sum(_strip(node.right))
+    if len(terms) < 2 or all(sign > 0 for _, sign in terms):
+        return None
+    counts = all(_bare(t) and parts(t) & CONFUSION for t, _ in terms)
+    exponentials = all(call_name(t) == "exp" for t, _ in terms)
+    if counts or exponentials:
+        return "divides by a difference where the denominator is a total"
+    return None
+
+
+def kl_of_product(node: ast.AST) -> str | None:
+    """`p * (log(p) + log(q))`, `p * log(p * q)`: a KL divergence (or cross-entropy) weighing
+    the log of the two distributions' product, where it is the log of their ratio."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return None
+    factors = flatten_product(node)
+    weights = [f for f, e in factors if e > 0 and _bare(f)]
+    for factor, exponent in factors:
+        if exponent <= 0:
+            continue
+        if call_name(factor) == "log" and (of := _operand(factor)) is not None:
+            logged = [f for f, e in flatten_product(of) if e > 0 and _bare(f)]
+        else:
+            terms = flatten_sum(factor) if isinstance(factor, ast.BinOp) else []
+            logged = [_operand(t) for t, sign in terms if sign > 0 and call_name(t) == "log"]
+            if len(terms) != 2 or len(logged) != 2:
+                continue
+        if len(logged) == 2 and all(o is not None and _bare(o) for o in logged) and any(
+                _same(w, o) for w in weights for o in logged):
+            return "weighs the log of the two distributions' product, where a divergence " \
+                   "takes the log of their ratio"
+    return None
+
+
+DOTS = frozenset({"dot", "matmul", "mm", "bmm", "inner", "vdot"})
+
+
+def similarity_times_norm(node: ast.AST) -> str | None:
+    """`(a * b).sum() * (a.norm() * b.norm())`, `dot(a, b) / (na / nb)`: a dot product scaled
+    up by the norm of one of its vectors, where a cosine similarity divides by both."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))) or \
+            isinstance(_parent(node), ast.BinOp) and \
+            isinstance(_parent(node).op, (ast.Mult, ast.Div)):
+        return None
+    factors = flatten_product(node)
+    vectors = [v for f, e in factors if e > 0 for v in _dot_operands(f)]
+    for factor, exponent in factors:
+        of = _operand(factor) if call_name(factor) == "norm" else None
+        if exponent > 0 and of is not None and any(_same(of, v) for v in vectors):
+            return "multiplies a dot product by the norm of one of its vectors, where a " \
+                   "cosine similarity divides by both"
+    return None
+
+
+def _dot_operands(node: ast.AST) -> list[ast.AST]:
+    """The two vectors of `dot(a, b)`, `a @ b` or `(a * b).sum()`; none for anything else."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        return [node.left, node.right]
+    if call_name(node) in DOTS and isinstance(node, ast.Call) and len(node.args) == 2:
+        return list(node.args)
+    if call_name(node) == "sum" and (of := _operand(node)) is not None and \
+            isinstance(of, ast.BinOp) and isinstance(of.op, ast.Mult):
+        return [of.left, of.right]
+    return []
+
+
+#: Words of a layer size's name (`d_mlp`, `hidden_dim`), and of what a size is (`d_model`).
+WIDTHS = frozenset({"dim", "dims", "size", "width", "hidden", "channels", "ff", "ffn", "mlp"})
+SIZES = WIDTHS | {"model", "embed", "emb"}
+#: Words of a name that holds a factor, however sized: `embed_scale = 1 / embed_dim`.
+FACTORS = frozenset({"scale", "scaling", "inv", "ratio", "factor", "coef", "coeff", "lr",
+                     "std", "init", "temperature", "weight", "norm", "frac", "fraction",
+                     "eps"})
+
+
+def size_below_one(node: ast.AST) -> str | None:
+    """`self.d_mlp = 4 / self.d_model`: a layer size set to a constant divided by a size, a
+    fraction where a width is a multiple."""
+    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp) and
+            isinstance(node.value.op, ast.Div)):
+        return None
+    number, size = node.value.left, node.value.right
+    if isinstance(number, ast.Constant) and isinstance(number.value, int) and \
+            not isinstance(number.value, bool) and number.value > 0 and _bare(size) and \
+            parts(size) & SIZES and _words_assigned(node) & WIDTHS and \
+            not _words_assigned(node) & FACTORS:
+        return "sets a size to a number divided by a size, which is below one"
+    return None
+
+
+RATIOS = frozenset({"ratio", "ratios", "rho", "importance"})
+
+
+def versions_multiplied(node: ast.AST) -> str | None:
+    """`log(pi_new * pi_old)`, `ratio = p_new * p_old`: two versions of one quantity
+    multiplied where a log-ratio or a ratio compares them."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and
+            _bare(node.left) and _bare(node.right)):
+        return None
+    parent = _parent(node)
+    logged = call_name(parent) in {"log", "log2", "log10"}
+    named_ratio = isinstance(parent, ast.Assign) and bool(_words_assigned(parent) & RATIOS)
+    if (logged or named_ratio) and counterparts(parts(node.left), parts(node.right)):
+        return "multiplies two versions of one quantity, which a ratio compares by dividing"
+    return None
+
+
+ADVANTAGES = frozenset({"adv", "advs", "advantage", "advantages"})
+
+
+def divides_by_advantage(node: ast.AST) -> str | None:
+    """`ratio / advantages`, `-log_prob / adv`: an advantage, zero or negative as often as
+    not, as a divisor; it weighs what it scales."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
+            _bare(node.right) and parts(node.right) & ADVANTAGES and \
+            not parts(node.right) & {"std", "norm", "scale", "max", "mean", "sum"}:
+        return "divides by an advantage, which weighs (multiplies) what it scales"
+    return None
+
+
+def complement_added(node: ast.AST) -> str | None:
+    """`log(1 + p)` beside `y * log(p)`: the log of one plus a probability, where the
+    probability of the other outcome is `1 - p`."""
+    if call_name(node) not in {"log", "log2", "log10"} or (of := _operand(node)) is None:
+        return None
+    if isinstance(of, ast.BinOp) and isinstance(of.op, ast.Add) and _is_one(of.left) and \
+            _bare(of.right) and parts(of.right) & PROBABILITIES and \
+            not parts(of.right) & LOG_PROBABILITIES:
+        return "takes the log of one plus a probability, where the other outcome's " \
+               "probability is one minus it"
+    return None
+
 IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
     versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
@@ -1074,4 +1387,7 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     predicted_noise_added, embedding_subtracted, unit_vector_divided, discount_against_reward,
     done_added, weights_not_summing_to_one, kl_signs, temperature_multiplies,
     standardised_otherwise, bias_correction_multiplies, one_sided_interval, preference_of_sum,
-    estimate_added_in_error, velocity_of_sum)
+    estimate_added_in_error, velocity_of_sum, divides_by_noise, variance_not_preserved,
+    gaussian_log_density_signs, elo_of_sum, union_adds_intersection, divides_by_difference,
+    kl_of_product, similarity_times_norm, size_below_one, versions_multiplied,
+    divides_by_advantage, complement_added)

@@ -136,6 +136,50 @@ def broken(code: str) -> set[str]:
     ("v = x1 - x0", "v = x1 + x0", "velocity_of_sum"),
     ("u_t = x_1 - (1 - sigma_min) * x_0", "u_t = x_1 + (1 - sigma_min) * x_0",
      "velocity_of_sum"),
+    ("z = mu + std * noise", "z = mu + std / noise", "divides_by_noise"),
+    ("x0 = (x_t - torch.sqrt(1 - a) * eps_pred) / torch.sqrt(a)",
+     "x0 = (x_t - torch.sqrt(1 - a) / eps_pred) / torch.sqrt(a)", "divides_by_noise"),
+    ("z = std * torch.randn_like(std)", "z = std / torch.randn_like(std)", "divides_by_noise"),
+    ("x_t = torch.sqrt(a) * x_0 + torch.sqrt(1 - a) * noise",
+     "x_t = torch.sqrt(a) * x_0 + torch.sqrt(1 + a) * noise", "variance_not_preserved"),
+    ("x_t = ab ** 0.5 * x_0 + (1 - ab) ** 0.5 * noise",
+     "x_t = ab ** 0.5 * x_0 + (1 + ab) ** 0.5 * noise", "variance_not_preserved"),
+    ("lp = -0.5 * ((x - mu) / std) ** 2 - torch.log(std) - 0.5 * math.log(2 * math.pi)",
+     "lp = -0.5 * ((x - mu) / std) ** 2 + torch.log(std) - 0.5 * math.log(2 * math.pi)",
+     "gaussian_log_density_signs"),
+    ("nll = 0.5 * (x - mu) ** 2 / var + 0.5 * logvar",
+     "nll = 0.5 * (x - mu) ** 2 / var - 0.5 * logvar", "gaussian_log_density_signs"),
+    ("lp = -((a - mean) ** 2) / (2 * std ** 2) - log_std",
+     "lp = -((a - mean) ** 2) / (2 * std ** 2) + log_std", "gaussian_log_density_signs"),
+    ("h = -(p * torch.log(p)).sum()", "h = -(p / torch.log(p)).sum()",
+     "divides_by_log_probability"),
+    ("e_a = 1 / (1 + 10 ** ((r_b - r_a) / 400))", "e_a = 1 / (1 + 10 ** ((r_b + r_a) / 400))",
+     "elo_of_sum"),
+    ("e_a = 1 / (1 + 10 ** ((r_b - r_a) / 400))", "e_a = 1 / (1 + 10 ** ((r_b - r_a) * 400))",
+     "elo_of_sum"),
+    ("iou = inter / (area_a + area_b - inter)", "iou = inter / (area_a + area_b + inter)",
+     "union_adds_intersection"),
+    ("prec = tp / (tp + fp)", "prec = tp / (tp - fp)", "divides_by_difference"),
+    ("f1 = 2 * precision * recall / (precision + recall)",
+     "f1 = 2 * precision * recall / (precision - recall)", "divides_by_difference"),
+    ("p = torch.exp(s_a) / (torch.exp(s_a) + torch.exp(s_b))",
+     "p = torch.exp(s_a) / (torch.exp(s_a) - torch.exp(s_b))", "divides_by_difference"),
+    ("kl = (p * (torch.log(p) - torch.log(q))).sum()",
+     "kl = (p * (torch.log(p) + torch.log(q))).sum()", "kl_of_product"),
+    ("kl = (p * torch.log(p / q)).sum()", "kl = (p * torch.log(p * q)).sum()", "kl_of_product"),
+    ("cos = (a * b).sum(-1) / (a.norm(dim=-1) * b.norm(dim=-1))",
+     "cos = (a * b).sum(-1) / (a.norm(dim=-1) / b.norm(dim=-1))", "similarity_times_norm"),
+    ("cos = torch.dot(u, v) / (torch.norm(u) * torch.norm(v))",
+     "cos = torch.dot(u, v) * (torch.norm(u) * torch.norm(v))", "similarity_times_norm"),
+    ("out = kappa * eps_out / sigma_t", "out = kappa / eps_out / sigma_t", "divides_by_noise"),
+    ("self.d_mlp = 4 * self.d_model", "self.d_mlp = 4 / self.d_model", "size_below_one"),
+    ("log_ratio = torch.log(pi_new / pi_old)", "log_ratio = torch.log(pi_new * pi_old)",
+     "versions_multiplied"),
+    ("ratio = p_new / p_old", "ratio = p_new * p_old", "versions_multiplied"),
+    ("loss = -(ratio * advantages).mean()", "loss = -(ratio / advantages).mean()",
+     "divides_by_advantage"),
+    ("bce = -(y * torch.log(p) + (1 - y) * torch.log(1 - p))",
+     "bce = -(y * torch.log(p) + (1 - y) * torch.log(1 + p))", "complement_added"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -190,6 +234,23 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "m = mask / mask.sum()",                           # a mask made weights
     "total_correct += correct * n",                    # an accuracy made a count
     "w = is_weights / max_weight",                     # weights scaled to their maximum
+    "scale = sensitivity / epsilon",                   # a privacy budget divides: no noise
+    "snr = signal_power / noise_power",                # a noise level, not a sample
+    "c_in = 1 / torch.sqrt(1 + sigma ** 2)",           # EDM's scaling: no mix of two terms
+    "x = x + noise / sigma",                           # noise scaled down, not a divisor
+    # a Gaussian log-density written whole, its log scale weighted inside the bracket
+    "lp = -0.5 * (((x - mu) / log_std.exp()) ** 2 + 2 * log_std + math.log(2 * math.pi))",
+    "h_norm = entropy / math.log(num_classes)",        # the log of a count, not of a probability
+    "total = a + b + c",                               # three terms, none an intersection
+    "x = 10 ** (log_lr + offset)",                     # a power of ten of no two items
+    "ce = -(target * torch.log(pred)).sum()",          # a cross-entropy: one log, no product
+    "proj = torch.dot(a, b) / torch.norm(a) ** 2 * a",  # a projection divides by the norm
+    "self.embed_scale = 1 / embed_dim",                # a factor sized by a width
+    "hidden_init_std = 1 / hidden_size",               # an initial scale, not a size
+    "inter = (pred * target).sum()",                   # Dice's intersection multiplies
+    "joint = torch.log(p_a * p_b)",                    # two events' joint probability
+    "adv = advantages / (advantages.std() + 1e-8)",    # advantages normalised
+    "softplus = torch.log(1 + torch.exp(x))",          # one plus no probability
 ])
 def test_faithful_arithmetic_breaks_no_idiom(code: str) -> None:
     assert broken(code) == set()
