@@ -220,7 +220,7 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
         if others:
             a = others[0]
             out.append(conflict(claim, a, f", but the claim states {value.text}"))
-    out += settings_conflicts(index, claim, context)
+    out += settings_conflicts(index, claim, context, paper)
     seen = {f.where for f in out}
     out += [f for f in evidence_conflicts(index, claim, check, values, context, paper)
             if f.where not in seen]
@@ -233,8 +233,8 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
     return out, bool(bound) and all(bound)
 
 
-def settings_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext
-                       ) -> list[Finding]:
+def settings_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext,
+                       paper: PaperValues | None = None) -> list[Finding]:
     """The settings (config files and classes, command-line defaults) that bind the very
     identifier the claim gives a value (`rope_base=10000`), or that count the noun a small
     number counts ("1,000 classes": `num_classes`), hold none of the claim's numbers, but
@@ -258,13 +258,21 @@ def settings_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext
             # are unset or switched off, a `coco.num_classes = 0` holds no number of a claim
         wrong = [a for a in settings if (scalar(a) or config_scalar(a) or
                                          fraction(value) and _is_one(a)) and
-                 in_namespace(a, context.terms) and not numbered_elsewhere(a, claim.text)]
+                 in_namespace(a, context.terms) and not numbered_elsewhere(a, claim.text)
+                 and not (scoped(a, value) and stated_for(a, paper or {}))]
         if wrong:
             a = wrong[0]
             out.append(conflict(claim, a, " is the setting of what the claim states as "
                                           f"{value.text}"))
     return out
 
+
+
+def scoped(a: Assignment, value: StatedValue) -> bool:
+    """`a` qualifies the claim's identifier with a scope (`global_batch_size` for
+    "batch_size=384"): one setting in force for every stage, which may hold the value the
+    paper states for another stage."""
+    return bool(_parts(a.name) & _SCOPES) and not _parts(value.symbol) & _SCOPES
 
 def _settings(index: RepoIndex) -> list[Assignment]:
     """The repository's settings: config files and classes, command-line defaults (cached)."""
@@ -981,6 +989,9 @@ def one_changed(code: list | tuple, stated: list[str]) -> bool:
 
 #: Generic words that still tell two quantities apart (`min_lr` and `max_lr`).
 _QUALIFIERS = frozenset({"min", "minimum", "max", "maximum", "init", "initial"})
+#: Words that say which setting of a quantity is the one in force, not another quantity:
+#: `global_batch_size` is the batch size, `base_lr` the learning rate, `lct_value` the LCT.
+_SCOPES = frozenset({"global", "total", "effective", "overall", "default", "base", "value"})
 #: Parts of an identifier that make it a count (`n_layers`, `num_models`).
 _COUNTS = frozenset({"n", "num", "nb", "number", "count"})
 #: Parts of an identifier that say nothing of its quantity (`num_steps` is `steps`).
@@ -1020,7 +1031,7 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
         words = claim.terms - taken
         if own <= parts or taken or _stems(_name_parts(value.symbol, claim)) & _stems(parts):
             return bool(parts) and own <= parts and all(
-                p not in _QUALIFIERS and (p in _MEASURES or p in claim.labels or any(
+                p not in _QUALIFIERS and (p in _MEASURES | _SCOPES or p in claim.labels or any(
                     covered(t, words) for t in word_terms(p)) or len(p) >= 4 and any(
                     w.startswith(p) for w in words))
                 for p in parts - own)

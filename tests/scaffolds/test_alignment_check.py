@@ -1045,12 +1045,39 @@ def test_a_setting_named_with_the_quantitys_words_alone_is_what_runs(
         == ([f"{file}:2"] if fails else [])
 
 
-def settings_conflicts(repo: Path, text: str) -> list[str]:
-    """Where the settings rule finds conflicts for a claim of `text` in `repo`."""
+def settings_conflicts(repo: Path, text: str, *others: str) -> list[str]:
+    """Where the settings rule finds conflicts for a claim of `text` in `repo`, in a paper
+    whose other claims are `others`."""
     claim = toy_claim("toy-D1-001", text)
+    paper = alignment_values.paper_values([text, *others])
     found = alignment_values.settings_conflicts(RepoIndex.build(repo), claim,
-                                                alignment_values.claim_context(claim.text))
+                                                alignment_values.claim_context(claim.text),
+                                                paper)
     return [f.where for f in found]
+
+
+STAGE_2 = "Stage 2 training hyperparameters: lr=1e-4, batch_size=768, steps=200k"
+
+
+@pytest.mark.parametrize(("setting", "fails"), [("768", False), ("7680", True)])
+def test_a_setting_scoped_as_the_global_one_is_the_claims_quantity(
+        tmp_path: Path, setting: str, fails: bool) -> None:
+    # `global_batch_size` is the batch size in force, not another quantity
+    (tmp_path / "config.yaml").write_text(
+        "stage1:\n  global_batch_size: 1536\n  learning_rate: 1e-4\n"
+        f"stage2:\n  global_batch_size: {setting}\n  learning_rate: 1e-4\n")
+    assert settings_conflicts(tmp_path, STAGE_2) == (["config.yaml:5"] if fails else [])
+
+
+@pytest.mark.parametrize(("setting", "fails"), [("1536", False), ("2048", True)])
+def test_one_global_setting_may_hold_another_stages_stated_value(
+        tmp_path: Path, setting: str, fails: bool) -> None:
+    # one setting for every stage, holding stage 1's batch size as the paper states it
+    (tmp_path / "config.py").write_text(f"class TrainingConfig:\n    global_batch_size: int = "
+                                        f"{setting}\n")
+    assert settings_conflicts(tmp_path, STAGE_2.replace("768", "384"),
+                              "Stage 1 training hyperparameters: batch_size=1536") == \
+        (["config.py:2"] if fails else [])
 
 
 def test_a_sum_with_a_constant_keeps_the_papers_signs(tmp_path: Path) -> None:
