@@ -267,12 +267,12 @@ def settings_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext,
     return out
 
 
-
 def scoped(a: Assignment, value: StatedValue) -> bool:
     """`a` qualifies the claim's identifier with a scope (`global_batch_size` for
     "batch_size=384"): one setting in force for every stage, which may hold the value the
     paper states for another stage."""
     return bool(_parts(a.name) & _SCOPES) and not _parts(value.symbol) & _SCOPES
+
 
 def _settings(index: RepoIndex) -> list[Assignment]:
     """The repository's settings: config files and classes, command-line defaults (cached)."""
@@ -1010,7 +1010,8 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     epochs"), as may a name that shares no part with the claim's identifier when the claim
     names no other quantity (`transformer_hidden_size_B` for "hidden size: d_model=768 (B)").
     A claim's word that names another of its values (`taken`: "warmup" of "1000
-    epochs (200 warmup)") does not make the name this value's (`warmup_epochs`)."""
+    epochs (200 warmup)") does not make the name this value's (`warmup_epochs`). A word of
+    scope beside the identifier keeps the quantity (`global_batch_size` is "batch_size")."""
     if a.name.lower() == value.symbol:
         return True
     indexed = re.fullmatch(r"([a-z]{2,}?)_?(\d)", value.symbol)
