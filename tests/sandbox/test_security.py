@@ -164,8 +164,12 @@ def test_other_workspaces_are_invisible(backend: str) -> None:
 
 # -- leftovers: every exit path removes the sandbox, and the reaper catches a killed owner ------
 
+# The owner takes SIGINT as an interrupt even when the test runs as a background job of a
+# shell without job control, which starts its children with SIGINT ignored.
 OWNER_SCRIPT = textwrap.dedent("""
+    import signal
     import sys
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from sabench.sandbox.protocol import open_sandbox
     from sabench.sandbox.types import SandboxSpec
     with open_sandbox(SandboxSpec(backend=sys.argv[1])) as box:
