@@ -1016,10 +1016,7 @@ def preference_of_sum(node: ast.AST) -> str | None:
     the sum of two items' scores."""
     if call_name(node) not in LOGISTIC or not node.args:
         return None
-    inner = node.args[0]
-    while isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Mult, ast.Div)):
-        inner = inner.left if not isinstance(inner.left, ast.Constant) else inner.right
-    return _preference_of(inner)
+    return _preference_of(node.args[0])
 
 
 def elo_of_sum(node: ast.AST) -> str | None:
@@ -1033,12 +1030,13 @@ def elo_of_sum(node: ast.AST) -> str | None:
             isinstance(c, ast.Constant) and isinstance(c.value, (int, float)) and
             abs(c.value) >= 10 for c in (inner.left, inner.right)):
         return "multiplies the rating difference by the Elo scale, which divides it"
-    while isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Mult, ast.Div)):
-        inner = inner.left if not isinstance(inner.left, ast.Constant) else inner.right
     return _preference_of(inner)
 
 
 def _preference_of(inner: ast.AST) -> str | None:
+    """The reason a comparison of two items (scaled, or negated) is of their sum."""
+    while isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Mult, ast.Div)):
+        inner = inner.left if not isinstance(inner.left, ast.Constant) else inner.right
     if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.USub):
         inner = inner.operand
     if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add) and \
