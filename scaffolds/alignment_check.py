@@ -7,12 +7,15 @@ the ids of the claims to check (a batch: the graph sends one batch per dimension
 
 - `alignment` (the scaffold's default): the offline judge's expected official score against a
   threshold, and the deterministic rules of `alignment_values` (values set as stated),
+  `alignment_variants` (a value per model size, in that size's own section),
   `alignment_rules` (no stub, not docs only, named protocol objects present, steps in order)
   `alignment_formulas` (signs, scale factors, steps that read what a later step computes)
   `alignment_structure` (code one operator away from the paper's formula, or from the
   formula its own comment writes), `alignment_idioms` (arithmetic every paper means the same
   by, written the other way round: `pred + target`, `/ (n - eps)`) and `alignment_twins` (a
-  copy of an expression that the repository's other copies outvote by one operator): a claim
+  copy of an expression that the repository's other copies outvote by one operator) and
+  `alignment_wording` (what the claim's words fix: a divisor one apart from the claim's,
+  weight decay the claim keeps out of the gradient added to it): a claim
   passes when its expected score reaches the threshold and no rule finds a problem.
 - `offline`: the verifiers' alignment check (`sabench.verifiers.alignment`): the expected score
   against the same threshold, plus the rule that a numerical claim none of whose values is in
@@ -34,6 +37,8 @@ from sabench.scaffolds import alignment_rules as rules
 from sabench.scaffolds import alignment_structure as structure
 from sabench.scaffolds import alignment_twins as twins
 from sabench.scaffolds import alignment_values as values
+from sabench.scaffolds import alignment_variants as variants
+from sabench.scaffolds import alignment_wording as wording
 from sabench.verifiers.alignment import CHECKERS as VERIFIER_CHECKERS
 from sabench.verifiers.alignment import ClaimResult, problems
 from sabench.verifiers.checks import ClaimCheck, check_claim
@@ -141,7 +146,8 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
     if "values" in rules_on:
         found, bound = values.value_findings(index, claim, check, paper)
         seen = {f.where for f in found}
-        found += [f for f in arguments.argument_findings(index, claim, check)
+        found += [f for f in [*arguments.argument_findings(index, claim, check),
+                              *variants.variant_findings(index, claim)]
                   if f.where not in seen]
     if "stub" in rules_on:
         found += rules.stub_findings(index, claim, check)
@@ -162,7 +168,8 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
                                          *structure.comment_findings(index, claim, check),
                                          *structure.senseless_findings(index, claim, check),
                                          *idioms.idiom_findings(index, claim, check, waived),
-                                         *twins.twin_findings(index, claim, check)]]
+                                         *twins.twin_findings(index, claim, check),
+                                         *wording.wording_findings(index, claim, check)]]
     if "order" in rules_on:
         found += rules.order_findings(index, claim)
         found += [rules.Finding("order", reason, where)

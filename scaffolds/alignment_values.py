@@ -995,7 +995,7 @@ _SCOPES = frozenset({"global", "total", "effective", "overall", "default", "base
 #: Parts of an identifier that make it a count (`n_layers`, `num_models`).
 _COUNTS = frozenset({"n", "num", "nb", "number", "count"})
 #: Parts of an identifier that say nothing of its quantity (`num_steps` is `steps`).
-_NO_QUANTITY = frozenset({"num", "n", "nb", "number", "count", "total", "cfg", "config", "args",
+NO_QUANTITY = frozenset({"num", "n", "nb", "number", "count", "total", "cfg", "config", "args",
                           "self", "default", "hparams", "param", "params"})
 
 
@@ -1235,7 +1235,7 @@ def _abbreviated(symbol: str, name: str) -> frozenset[str]:
     for i in range(len(parts)):
         for j in range(i + 2, min(len(parts), i + 3) + 1):
             if _spells(short, parts[i:j]):
-                return frozenset(parts[i:j]) - _NO_QUANTITY
+                return frozenset(parts[i:j]) - NO_QUANTITY
     return frozenset()
 
 
@@ -1254,7 +1254,7 @@ def _spells(short: str, parts: list[str]) -> bool:
 
 
 def _parts(name: str) -> frozenset[str]:
-    return frozenset(p.lower() for p in split_identifier(name)) - _NO_QUANTITY
+    return frozenset(p.lower() for p in split_identifier(name)) - NO_QUANTITY
 
 
 def _name_parts(name: str, claim: ClaimContext) -> frozenset[str]:
@@ -1267,7 +1267,7 @@ def _name_parts(name: str, claim: ClaimContext) -> frozenset[str]:
             parts.add(piece)
         else:
             parts.update(split_identifier(piece))
-    return frozenset(parts) - _NO_QUANTITY
+    return frozenset(parts) - NO_QUANTITY
 
 
 def holds_elsewhere(index: RepoIndex, near: Assignment, value: StatedValue,
