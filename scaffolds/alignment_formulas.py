@@ -40,8 +40,6 @@ GREEK = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsil
          "η": "eta", "θ": "theta", "λ": "lambda_", "μ": "mu", "σ": "sigma", "τ": "tau",
          "φ": "phi", "ω": "omega", "ρ": "rho", "κ": "kappa", "π": "pi", "ϵ": "epsilon"}
 SYMBOLS = {"·": "*", "×": "*", "−": "-", "∗": "*", "⋅": "*", "⊙": "*"}
-#: A formula's right-hand side: after `=` up to a clause break.
-_RHS = re.compile(r"=\s*([^=,;:\n—–]+?)(?=\s*(?:[,;:\n—–]|\bwhere\b|\bfor\b|\bwith\b|\.\s|\.?$))")
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 #: A term: its factors (canonical strings) with exponents; the sign is kept beside it.
@@ -76,6 +74,7 @@ def normalise_formula(text: str) -> str:
     text = re.sub(r"\\([A-Za-z]+)", r"\1", text)  # \alpha -> alpha
     text = re.sub(r"_\{([A-Za-z0-9]+)\}", r"_\1", text)  # x_{1} -> x_1
     text = re.sub(r"\^\{([^{}]+)\}", r"**(\1)", text)
+    text = re.sub(r"\b([A-Za-z])\*(?=[\s,)|])", r"\1star", text)  # `y*`, the optimum: `ystar`
     return text.replace("^", "**")
 
 
@@ -100,9 +99,36 @@ def claim_shapes(text: str) -> list[Shape]:
 def formula_pieces(text: str) -> list[str]:
     """The claim's formulas: right-hand sides of `=`, and bracketed groups, normalised."""
     text = normalise_formula(text)
-    pieces = [m.group(1) for m in _RHS.finditer(text)] + [m.group(1) for m in
-                                                           _GROUP.finditer(text)]
+    pieces = right_hand_sides(text) + [m.group(1) for m in _GROUP.finditer(text)]
     return list(dict.fromkeys(p.strip() for p in pieces))
+
+
+def right_hand_sides(text: str) -> list[str]:
+    """What follows each `=` of a (normalised) claim up to the end of its formula: a comma,
+    semicolon, colon, dash or line break outside brackets, an unmatched closing bracket, or a
+    word that starts prose (`where`, `for`, `with`, `and`, `if`) or a sentence's end."""
+    out = []
+    for m in re.finditer(r"(?<![<>=!:*/+-])=(?!=)", text):
+        depth, end = 0, len(text)
+        for i in range(m.end(), len(text)):
+            ch = text[i]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                if depth == 0:
+                    end = i
+                    break
+                depth -= 1
+            elif depth == 0 and (ch in ",;:\n—–=" or _PROSE.match(text, i)):
+                end = i
+                break
+        piece = text[m.end():end].strip()
+        if piece:
+            out.append(piece)
+    return out
+
+
+_PROSE = re.compile(r"\s+(?:where|for|with|and|if|in|is|which)\b|\.(?:\s|$)")
 
 
 def _named(shape: Shape) -> bool:
@@ -363,10 +389,17 @@ def abbreviates(paper: str, code: str) -> bool:
     """The code's name is the paper's, or one of them abbreviates the other: the same name
     with a short prefix (`x_pred` and `pred`), or the same first letter and the same last
     two characters (`c_xy` and `cmd_xy`, `a_t` and `a_tilde_t`), or the paper's name with
-    its one-letter index dropped (`alpha_k` and `alpha`: the code holds every k at once)."""
+    its one-letter index dropped (`alpha_k` and `alpha`: the code holds every k at once), or
+    the paper's function of an indexed argument named by the function and the index
+    (`r(y2, y*)` and `r2`)."""
     paper, code = paper.replace("^", ""), code.replace("^", "")  # `x_t^k` is `x_t_k`
     if paper == code:
         return True
+    call = re.fullmatch(r"(\w+)\((\w+)(?:,[^()]*)?\)", paper)
+    if call:  # `r(y2, y*)` is the code's `r2` or `ry2`: the function and its argument's index
+        function, argument = call.groups()
+        index = re.search(r"\d+$", argument)
+        return code in {function + argument, function + (index.group() if index else "?")}
     short, long = sorted((paper, code), key=len)
     if len(short) < 3 or not short.isalnum() or not long.isalnum():
         return False

@@ -18,7 +18,7 @@ formula any paper states:
 - `a + w * (b - a)` moves `a` towards `b` (interpolation, guidance); `a - w * (b - a)` moves
   it away;
 - a residual connection adds the block's output to its input (and a sum of outputs adds
-  each one);
+  each one), as an injection adds what it injects (`x + pooled_injection`);
 - a total loss adds its weighted terms and the losses it is made of (an entropy bonus
   aside), and no loss is a divisor;
 - a quantity named a difference (a margin, a gap) of two entries of one array is not their
@@ -175,6 +175,8 @@ LOSSES = frozenset({"loss", "losses", "nll"})
 BONUSES = frozenset({"entropy", "ent", "bonus", "adv", "advantage", "advantages", "reward",
                      "rewards", "objective"})
 OUTPUTS = frozenset({"out", "output", "outputs", "residual"})
+#: What is put into a state (an injection is added to it, by the word's own meaning).
+INJECTIONS = frozenset({"inject", "injection", "injected", "injections"})
 
 _MODULES = frozenset({"torch", "np", "numpy", "math", "F", "jnp", "tf", "scipy"})
 #: Calls that leave a value what it is (`x.detach()`, `loss.item()`).
@@ -552,9 +554,10 @@ def residual_subtracted(node: ast.AST) -> str | None:
     block_of_target = isinstance(taken, ast.Call) and call_name(taken) not in CENTRES | \
         SCALES and any(_same(a, target) for a in taken.args)
     outputs = [f for f, exponent in flatten_product(taken) if exponent > 0 and _bare(f) and
-               parts(f) & OUTPUTS]
+               parts(f) & (OUTPUTS | INJECTIONS)]
     if block_of_target or outputs:
-        return "subtracts a block's output from its input, which a residual connection adds"
+        return "subtracts a block's output (or an injection) from its input, which a " \
+               "residual connection (an injection) adds"
     return None
 
 

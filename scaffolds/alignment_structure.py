@@ -51,6 +51,7 @@ from sabench.scaffolds.alignment_formulas import (
     flatten_sum,
     normalise_formula,
     python_module,
+    right_hand_sides,
 )
 from sabench.scaffolds.alignment_rules import GENERIC, carriers, covered, name_terms
 from sabench.scaffolds.alignment_values import mentioned_numbers
@@ -324,33 +325,6 @@ def same_name(paper: str, code: str) -> bool:
 
 # ------------------------------------------------------------------------------- the rule
 
-
-def right_hand_sides(text: str) -> list[str]:
-    """What follows each `=` of a (normalised) claim up to the end of its formula: a comma,
-    semicolon, colon, dash or line break outside brackets, an unmatched closing bracket, or a
-    word that starts prose (`where`, `for`, `with`, `and`, `if`) or a sentence's end."""
-    out = []
-    for m in re.finditer(r"(?<![<>=!:*/+-])=(?!=)", text):
-        depth, end = 0, len(text)
-        for i in range(m.end(), len(text)):
-            ch = text[i]
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                if depth == 0:
-                    end = i
-                    break
-                depth -= 1
-            elif depth == 0 and (ch in ",;:\n—–=" or _PROSE.match(text, i)):
-                end = i
-                break
-        piece = text[m.end():end].strip()
-        if piece:
-            out.append(piece)
-    return out
-
-
-_PROSE = re.compile(r"\s+(?:where|for|with|and|if|in|is|which)\b|\.(?:\s|$)")
 
 
 #: Norms with their order and power (`||x||^2_2`, `||x||_1`) and subscripts of several indices

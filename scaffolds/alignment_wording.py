@@ -140,8 +140,8 @@ def decoupling_findings(text: str, nodes: list[tuple[str, ast.AST]]
         reason = coupled_decay(node)
         if reason:
             where = f"{file}:{node.lineno}"
-            return [(f"the claim keeps the weight decay out of the gradient and the loss; the code at "
-                     f"{where} {reason}", where)]
+            return [("the claim keeps the weight decay out of the gradient and the loss; "
+                     f"the code at {where} {reason}", where)]
     return []
 
 

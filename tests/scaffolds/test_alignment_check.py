@@ -632,6 +632,18 @@ def test_signs_compare_through_abbreviated_names(tmp_path: Path) -> None:
         "the claim computes c_xy - v_xy; the code computes cmd_xy + v_xy at rewards.py:5")
 
 
+def test_a_formula_of_calls_with_several_arguments_keeps_its_signs(tmp_path: Path) -> None:
+    """The right-hand side runs on past the commas inside its calls, `y*` (the optimum) is a
+    name, and `r(y2, y*)` is the code's `r2`."""
+    bonus = toy_claim("toy-D2-001", "Shaping bonus: b(y2 | y1, y*) = alpha * (r(y2, y*) - "
+                                    "r(y1, y*)), where alpha is a positive constant.")
+    for sign in ("-", "+"):
+        result = toy_check(tmp_path / f"repo{sign}", {"rewards.py": (
+            "def shaping_bonus(r1, r2, alpha):\n"
+            f"    return alpha * (r2 {sign} r1)\n")}, bonus)[bonus.id]
+        assert ("operations" in result.findings) is (sign == "+"), result.reasons
+
+
 def test_a_step_that_reads_what_a_later_step_computes_fails_the_order(tmp_path: Path) -> None:
     split = ("    train_idx, val_idx, test_idx = stratified_split(labels, cfg.split_fractions, "
              "rng)\n")

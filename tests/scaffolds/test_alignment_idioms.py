@@ -53,6 +53,8 @@ def broken(code: str) -> set[str]:
     ("e = u + w * (c - u)", "e = u - w * (c - u)", "away_from_target"),
     ("x = x + block(x)", "x = x - block(x)", "residual_subtracted"),
     ("x = x + attn_output", "x = x - attn_output", "residual_subtracted"),
+    ("x_curr = x_curr + pooled_injection", "x_curr = x_curr - pooled_injection",
+     "residual_subtracted"),
     ("r = weights['w_c'] * contacts", "r = weights['w_c'] / contacts", "coefficient_divides"),
     ("avg = total_loss / max(total_tokens, 1)", "avg = total_loss * max(total_tokens, 1)",
      "total_times_count"),
