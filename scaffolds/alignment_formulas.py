@@ -96,9 +96,45 @@ def claim_shapes(text: str) -> list[Shape]:
     return found
 
 
+#: Norms with their order and power (`||x||^2_2`, `||x||_1`) and subscripts of several indices
+#: or with arithmetic (`tau_{k,0}`, `X_{t-1}`: names, `X_t_1`), which the formula parser
+#: cannot read as the paper writes them.
+_NORM = re.compile(r"\|\|([^|]+)\|\|(?:_\{?\w+\}?)?(?:\^\{?(\d)\}?)?(?:_\{?\w+\}?)?")
+_INDICES = re.compile(r"_\{(\w+(?:\s*[-+,]\s*\w+)+)\}")
+_ONE_INDEX = re.compile(r"_\{(\w+)\}")
+#: A divergence between two distributions (`KL(q(y|x) || p(y))`, `D_{KL}(pi_theta || pi_ref)`).
+_DIVERGENCE = re.compile(r"\b(?:D_\{?KL\}?|KL)\s*\(")
+
+
+def divergences_named(text: str) -> str:
+    """Each divergence written as the one quantity `KL` it is in a formula: its conditional
+    bars and `||` are no norms, and the code holds it as one value (`kl_loss`)."""
+    while found := _DIVERGENCE.search(text):
+        depth = 0
+        for i in range(found.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+        rest = text[i + 1:] if depth == 0 else text[found.end():]  # unclosed: the opener
+        text = text[:found.start()] + "KL " + rest
+    return text
+
+
+def paper_notation(text: str) -> str:
+    """A claim's notation in names and calls the formula parser reads: `x²`, `h(s')`,
+    `v^base`, `||x||^2_2`, `tau_{k,0}`, divergences."""
+    text = divergences_named(text.replace("²", "^2").replace("‖", "||"))
+    text = re.sub(r"(?<=[\w}])'", "_prime", text)  # `h(s')` reads as a name, not a string
+    text = re.sub(r"\^([A-Za-z][A-Za-z_]{2,})", r"_\1", text)  # `v^base` names, not powers
+    text = _NORM.sub(lambda m: f"norm({m.group(1)})" + (f"^{m.group(2)}" if m.group(2) else ""),
+                     text)
+    text = _INDICES.sub(lambda m: "_" + "_".join(re.split(r"\s*[-+,]\s*", m.group(1))), text)
+    return _ONE_INDEX.sub(r"_\1", text)  # `w_{omega_xy}` is `w_omega_xy`
+
+
 def formula_pieces(text: str) -> list[str]:
     """The claim's formulas: right-hand sides of `=`, and bracketed groups, normalised."""
-    text = normalise_formula(text)
+    text = normalise_formula(paper_notation(text))
     pieces = right_hand_sides(text) + [m.group(1) for m in _GROUP.finditer(text)]
     return list(dict.fromkeys(p.strip() for p in pieces))
 
@@ -484,7 +520,10 @@ def factor_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     # and an operation the code applies to its own name for the paper's operand (`silu(v)`
     # for SiLU(ν)), when the claim takes that operation on one side only
     for named, same in ((False, str.__eq__), (True, abbreviates), (False, same_operation)):
-        wanted = claim_factor_sides(claim.text, named)
+        # a factor the claim's formulas put on both sides (`s_init / s_scale` beside
+        # `s_scale / s_init`) has no side to keep
+        sides = claim_factor_sides(claim.text, named)
+        wanted = {(f, side) for f, side in sides if (f, -side) not in sides}
         if same is same_operation:  # `exp(l_k) / sum(exp(l_j))` takes exp on both sides
             wanted = {(f, side) for f, side in wanted if _applied(f) and not any(
                 _applied(g) == _applied(f) and s != side for g, s in wanted)}

@@ -50,6 +50,7 @@ from sabench.scaffolds.alignment_formulas import (
     flatten_product,
     flatten_sum,
     normalise_formula,
+    paper_notation,
     python_module,
     right_hand_sides,
 )
@@ -327,50 +328,16 @@ def same_name(paper: str, code: str) -> bool:
 
 
 
-#: Norms with their order and power (`||x||^2_2`, `||x||_1`) and subscripts of several indices
-#: or with arithmetic (`tau_{k,0}`, `X_{t-1}`: names, `X_t_1`), which the formula parser
-#: cannot read as the paper writes them.
-_NORM = re.compile(r"\|\|([^|]+)\|\|(?:_\{?\w+\}?)?(?:\^\{?(\d)\}?)?(?:_\{?\w+\}?)?")
-_INDICES = re.compile(r"_\{(\w+(?:\s*[-+,]\s*\w+)+)\}")
-_ONE_INDEX = re.compile(r"_\{(\w+)\}")
 #: A sum over an index written before its summand (`Σ_{t}`, `sum_{i=1}^{N}`): the code
 #: computes the summand.
 _SUM_OVER = re.compile(r"^(?:Σ|sum|E)_(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|\w)(?:\^\{?\w+\}?)?\s*")
-
-
-#: A divergence between two distributions (`KL(q(y|x) || p(y))`, `D_{KL}(pi_theta || pi_ref)`).
-_DIVERGENCE = re.compile(r"\b(?:D_\{?KL\}?|KL)\s*\(")
-
-
-def divergences_named(text: str) -> str:
-    """Each divergence written as the one quantity `KL` it is in a formula: its conditional
-    bars and `||` are no norms, and the code holds it as one value (`kl_loss`)."""
-    while found := _DIVERGENCE.search(text):
-        depth = 0
-        for i in range(found.end() - 1, len(text)):
-            depth += {"(": 1, ")": -1}.get(text[i], 0)
-            if depth == 0:
-                break
-        rest = text[i + 1:] if depth == 0 else text[found.end():]  # unclosed: the opener
-        text = text[:found.start()] + "KL " + rest
-    return text
-
-
-def _notation(text: str) -> str:
-    text = divergences_named(text.replace("²", "^2").replace("‖", "||"))
-    text = re.sub(r"(?<=[\w}])'", "_prime", text)  # `h(s')` reads as a name, not a string
-    text = re.sub(r"\^([A-Za-z][A-Za-z_]{2,})", r"_\1", text)  # `v^base` names, not powers
-    text = _NORM.sub(lambda m: f"norm({m.group(1)})" + (f"^{m.group(2)}" if m.group(2) else ""),
-                     text)
-    text = _INDICES.sub(lambda m: "_" + "_".join(re.split(r"\s*[-+,]\s*", m.group(1))), text)
-    return _ONE_INDEX.sub(r"_\1", text)  # `w_{omega_xy}` is `w_omega_xy`
 
 
 def claim_formulas(text: str) -> list[tuple[str, Node]]:
     """The sums and products (of two leaves or more) of the claim's formulas that Python's
     parser reads, outermost first, each once."""
     found: dict[Node, str] = {}
-    text = normalise_formula(_notation(text))
+    text = normalise_formula(paper_notation(text))
     defined = glossary(text)
     pieces = [_SUM_OVER.sub("", p) for p in right_hand_sides(text)] + groups(text)
     for piece in dict.fromkeys(map(implicit_products, pieces)):
@@ -537,7 +504,7 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         return []
     wanted = [(piece, formula, max(3, math.ceil(0.75 * formula.leaves())))
               for piece, formula in formulas]
-    stated = mentioned_numbers(claim.text) | mentioned_numbers(_notation(claim.text))  # `²`
+    stated = mentioned_numbers(claim.text) | mentioned_numbers(paper_notation(claim.text))  # `²`
     for d in carriers(index, check):
         code = expressions_in(index, d)
         drifted = one_operator_apart(wanted, code) or one_operator_apart(

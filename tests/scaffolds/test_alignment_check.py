@@ -19,6 +19,7 @@ from sabench.scaffolds.alignment_check import (
     claim_locations,
     get_checker,
 )
+from sabench.scaffolds.alignment_formulas import formula_pieces
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.spec import Claim, Dimension
@@ -642,6 +643,23 @@ def test_a_formula_of_calls_with_several_arguments_keeps_its_signs(tmp_path: Pat
             "def shaping_bonus(r1, r2, alpha):\n"
             f"    return alpha * (r2 {sign} r1)\n")}, bonus)[bonus.id]
         assert ("operations" in result.findings) is (sign == "+"), result.reasons
+
+
+def test_the_sign_and_scale_rules_read_the_papers_subscripts_and_primes() -> None:
+    pieces = formula_pieces("Trick: param_actual = (s_{a,init} / s_{a,scale}) * param_stored; "
+                            "step: x' = x_{t-1} + h²")
+    assert pieces[:2] == ["(s_a_init / s_a_scale) * param_stored", "x_t_1 + h**2"]
+
+
+def test_a_factor_the_claim_puts_on_both_sides_has_no_side_to_keep(tmp_path: Path) -> None:
+    """nGPT's trick multiplies by `s_init` in one formula and divides by it in the next: code
+    that only multiplies by it (the ratio is logged nowhere) has no factor on the wrong side."""
+    trick = toy_claim("toy-D2-001", "Init/scale trick: param_actual = (s_a_init / s_a_scale) * "
+                                    "param_stored; effective_LR_ratio = s_a_scale / s_a_init.")
+    code = ("def restore(param_stored, s_a_init, s_a_scale):\n"
+            "    return param_stored * s_a_init / s_a_scale\n")
+    result = toy_check(tmp_path / "repo", {"scaling.py": code}, trick)[trick.id]
+    assert "operations" not in result.findings, result.reasons
 
 
 def test_a_step_that_reads_what_a_later_step_computes_fails_the_order(tmp_path: Path) -> None:
