@@ -327,7 +327,6 @@ def same_name(paper: str, code: str) -> bool:
 # ------------------------------------------------------------------------------- the rule
 
 
-
 #: A sum over an index written before its summand (`Σ_{t}`, `sum_{i=1}^{N}`): the code
 #: computes the summand.
 _SUM_OVER = re.compile(r"^(?:Σ|sum|E)_(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|\w)(?:\^\{?\w+\}?)?\s*")

@@ -996,7 +996,7 @@ _SCOPES = frozenset({"global", "total", "effective", "overall", "default", "base
 _COUNTS = frozenset({"n", "num", "nb", "number", "count"})
 #: Parts of an identifier that say nothing of its quantity (`num_steps` is `steps`).
 NO_QUANTITY = frozenset({"num", "n", "nb", "number", "count", "total", "cfg", "config", "args",
-                          "self", "default", "hparams", "param", "params"})
+                         "self", "default", "hparams", "param", "params"})
 
 
 def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],

@@ -88,14 +88,16 @@ def _is_label(text: str) -> bool:
 
 
 def variant_findings(index: RepoIndex, claim: Claim) -> list[Finding]:
+    """A value conflict for each identifier of a numerical claim that a variant's own setting
+    sets to another variant's number (or any other), the first such setting."""
     if claim.dimension != Dimension.D1:
         return []
     context = claim_context(claim.text)
     out = []
     for variants in claim_variants(claim.text):
         placed = [(a, label) for a in _numeric_settings(index)
-                  if (label := variant_of(index, a, variants)) and
-                  names_identifier(a, variants.symbol, context)]
+                  if names_identifier(a, variants.symbol, context) and
+                  (label := variant_of(index, a, variants))]
         right = {label for a, label in placed if a.numbers & variants.values[label]}
         wrong = [(a, label) for a, label in placed if not a.numbers & variants.values[label]]
         for a, label in wrong:
