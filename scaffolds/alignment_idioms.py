@@ -214,9 +214,16 @@ def waived(texts: list[str]) -> frozenset[str]:
                      if any(pattern.search(text) for text in texts))
 
 
-def carrying_nodes(index: RepoIndex, check: ClaimCheck) -> Iterator[tuple[str, ast.AST]]:
+def carrying_nodes(index: RepoIndex, check: ClaimCheck) -> list[tuple[str, ast.AST]]:
     """The expressions and assignments on the lines of the functions that carry the claim, of
-    the functions they call and of its code evidence."""
+    the functions they call and of its code evidence (cached: two rules read them)."""
+    cache = index.cache.setdefault("alignment_carrying_nodes", {})
+    if check.claim_id not in cache:
+        cache[check.claim_id] = list(_carrying_nodes(index, check))
+    return cache[check.claim_id]
+
+
+def _carrying_nodes(index: RepoIndex, check: ClaimCheck) -> Iterator[tuple[str, ast.AST]]:
     spans: dict[str, list[tuple[int, int]]] = {}
     carrying = carriers(index, check)
     for d in [*carrying, *callees(index, carrying)]:

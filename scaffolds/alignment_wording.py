@@ -34,7 +34,7 @@ def wording_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     """(reason, where) for each wording rule the carrying code of a D2 claim breaks."""
     if claim.dimension != Dimension.D2:
         return []
-    nodes = list(carrying_nodes(index, check))
+    nodes = carrying_nodes(index, check)
     return [*divisor_findings(claim.text, nodes), *decoupling_findings(claim.text, nodes)]
 
 
