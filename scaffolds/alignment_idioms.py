@@ -379,7 +379,7 @@ def _last_name(node: ast.AST) -> str:
         node.attr if isinstance(node, ast.Attribute) else ""
 
 
-def _is_one(node: ast.AST) -> bool:
+def is_one(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and not isinstance(node.value, bool) and \
         node.value == 1
 
@@ -396,7 +396,7 @@ def guard_subtracted(node: ast.AST) -> str | None:
     if guarded is None:
         return None
     terms = flatten_sum(guarded)
-    if len(terms) < 2 or len(terms) == 2 and _is_one(terms[0][0]):
+    if len(terms) < 2 or len(terms) == 2 and is_one(terms[0][0]):
         return None  # `1 - eps` is a bound, not a guarded quantity
     if any(sign < 0 and _is_epsilon(term) for term, sign in terms):
         return "subtracts its guard against zero, which is added to what divides or goes " \
@@ -414,7 +414,7 @@ def guard_multiplied(node: ast.AST) -> str | None:
     for factor in (node.left, node.right):
         terms = flatten_sum(factor)
         if len(terms) >= 2 and any(sign > 0 and _is_epsilon(t) for t, sign in terms) and \
-                not all(_is_one(t) or _is_epsilon(t) for t, _ in terms):
+                not all(is_one(t) or _is_epsilon(t) for t, _ in terms):
             return "multiplies by a sum guarded against zero, which only a divisor needs"
     return None
 
@@ -505,7 +505,7 @@ def _root(node: ast.AST) -> bool:
 
 def one_times_power(node: ast.AST) -> str | None:
     """`1.0 * math.sqrt(d)`, `1.0 * (base ** e)`: a reciprocal written as a product by one."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and _is_one(node.left) \
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and is_one(node.left) \
             and (call_name(node.right) in ROOTS or isinstance(node.right, ast.BinOp) and
                  isinstance(node.right.op, ast.Pow)):
         return "multiplies a root or a power by one, where a reciprocal 1 / x scales down"
@@ -619,7 +619,7 @@ def outputs_subtracted(node: ast.AST) -> str | None:
     """`output = shared_out - routed_out`: an output made of two branches' outputs, one
     taken from the other where they add."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)) or \
-            isinstance(_parent(node), ast.BinOp) or not _target_words(node) & OUTPUTS:
+            isinstance(_parent(node), ast.BinOp) or not target_words(node) & OUTPUTS:
         return None
     if _bare(node.left) and _bare(node.right) and parts(node.left) & OUTPUTS and \
             parts(node.right) & OUTPUTS and not _same(node.left, node.right):
@@ -650,7 +650,7 @@ def midpoint_differenced(node: ast.AST) -> str | None:
     """`centers = 0.5 * (edges[:-1] - edges[1:])`: a midpoint computed as half a difference,
     where it is half a sum."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))) or \
-            isinstance(_parent(node), ast.BinOp) or not _target_words(node) & MIDPOINTS:
+            isinstance(_parent(node), ast.BinOp) or not target_words(node) & MIDPOINTS:
         return None
     factors = flatten_product(node)
     halves = [f for f, e in factors if isinstance(f, ast.Constant) and (
@@ -686,7 +686,7 @@ def difference_added(node: ast.AST) -> str | None:
     difference, computed as the sum of two entries of one array (of values, not of differences,
     which add up)."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)) or \
-            not _target_words(node) & DIFFERENCES:
+            not target_words(node) & DIFFERENCES:
         return None
     left, right = _strip(node.left), _strip(node.right)
     if isinstance(left, ast.Subscript) and isinstance(right, ast.Subscript) and \
@@ -705,7 +705,7 @@ def statement_of(node: ast.AST) -> ast.AST:
     return node
 
 
-def _target_words(node: ast.AST) -> frozenset[str]:
+def target_words(node: ast.AST) -> frozenset[str]:
     """The words of the names the statement holding `node` assigns (`prob_diffs = [abs(a +
     b) for ...]`)."""
     return _words_assigned(statement_of(node))
@@ -768,7 +768,7 @@ def _count(node: ast.AST) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         if node.func.id == "len":
             return True
-        if node.func.id == "max" and any(_is_one(a) for a in node.args):
+        if node.func.id == "max" and any(is_one(a) for a in node.args):
             return True  # `max(n, 1)`: a count kept from zero for dividing
     words = parts(node) if _bare(node) else frozenset()
     return bool(words & {"num", "count", "total", "n"}) and not words & TOTALLED
@@ -893,12 +893,12 @@ def discount_against_reward(node: ast.AST) -> str | None:
 def done_added(node: ast.AST) -> str | None:
     """`1 + done`, `x / (1 - dones)`: a not-done mask written as a sum, or dividing."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and (
-            _is_one(node.left) and _done(node.right) or _is_one(node.right) and
+            is_one(node.left) and _done(node.right) or is_one(node.right) and
             _done(node.left)):
         return "adds a done flag to one, where the not-done mask is 1 - done"
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
             isinstance(node.right, ast.BinOp) and isinstance(node.right.op, ast.Sub) and \
-            _is_one(node.right.left) and _done(node.right.right):
+            is_one(node.right.left) and _done(node.right.right):
         return "divides by the not-done mask 1 - done, which multiplies (it is zero at the end)"
     return None
 
@@ -916,7 +916,7 @@ def weights_not_summing_to_one(node: ast.AST) -> str | None:
     for (first, first_sign), (second, second_sign) in (terms, terms[::-1]):
         for factor, exponent in flatten_product(first):
             if exponent > 0 and isinstance(factor, ast.BinOp) and \
-                    isinstance(factor.op, (ast.Add, ast.Sub)) and _is_one(factor.left) and \
+                    isinstance(factor.op, (ast.Add, ast.Sub)) and is_one(factor.left) and \
                     _bare(factor.right) and first_sign > 0 and any(
                         e > 0 and _same(f, factor.right) for f, e in flatten_product(second)):
                 plus = isinstance(factor.op, ast.Add)
@@ -992,7 +992,7 @@ def bias_correction_multiplies(node: ast.AST) -> str | None:
         return None
     for factor, exponent in flatten_product(node):
         if exponent > 0 and isinstance(factor, ast.BinOp) and isinstance(factor.op, ast.Sub) \
-                and _is_one(factor.left) and isinstance(factor.right, ast.BinOp) and \
+                and is_one(factor.left) and isinstance(factor.right, ast.BinOp) and \
                 isinstance(factor.right.op, ast.Pow) and _bare(factor.right.left) and \
                 parts(factor.right.left) & {"beta", "beta1", "beta2", "b1", "b2"}:
             return "multiplies by a bias correction 1 - beta ** t, which divides"
@@ -1153,7 +1153,7 @@ def variance_not_preserved(node: ast.AST) -> str | None:
     for mine, other in (roots, roots[::-1]):
         for inner in filter(None, mine):
             if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add) and \
-                    _is_one(inner.left) and _bare(inner.right) and \
+                    is_one(inner.left) and _bare(inner.right) and \
                     any(o is not None and _same(o, inner.right) for o in other):
                 return "mixes with coefficients sqrt(a) and sqrt(1 + a), whose squares do " \
                        "not sum to one"
@@ -1379,7 +1379,7 @@ def complement_added(node: ast.AST) -> str | None:
     probability of the other outcome is `1 - p`."""
     if call_name(node) not in {"log", "log2", "log10"} or (of := _operand(node)) is None:
         return None
-    if isinstance(of, ast.BinOp) and isinstance(of.op, ast.Add) and _is_one(of.left) and \
+    if isinstance(of, ast.BinOp) and isinstance(of.op, ast.Add) and is_one(of.left) and \
             _bare(of.right) and parts(of.right) & PROBABILITIES and \
             not parts(of.right) & LOG_PROBABILITIES:
         return "takes the log of one plus a probability, where the other outcome's " \

@@ -271,7 +271,7 @@ def scoped(a: Assignment, value: StatedValue) -> bool:
     """`a` qualifies the claim's identifier with a scope (`global_batch_size` for
     "batch_size=384"): one setting in force for every stage, which may hold the value the
     paper states for another stage."""
-    return bool(_parts(a.name) & _SCOPES) and not _parts(value.symbol) & _SCOPES
+    return bool(quantity_parts(a.name) & _SCOPES) and not quantity_parts(value.symbol) & _SCOPES
 
 
 def _settings(index: RepoIndex) -> list[Assignment]:
@@ -300,7 +300,7 @@ def spells_quantity(name: str, value: StatedValue) -> bool:
     the noun the value is of among them (`test_pairs` for "250 test pairs", not
     `learning_rate` for "eigen learning rates for the 1B model"): the setting of that very
     quantity, whatever stage it is in."""
-    parts = [frozenset(word_terms(p)) for p in _parts(name)]
+    parts = [frozenset(word_terms(p)) for p in quantity_parts(name)]
     return len(parts) >= 2 and all(words and any(covered(t, value.quantity) for t in words)
                                    for words in parts) and \
         (not value.head or any(covered(value.head, words) for words in parts))
@@ -944,9 +944,10 @@ def list_taken(value: StatedValue, lists: list[tuple[StatedValue, list[str]]],
     """The words naming the claim's other values and lists, not this list's: "downsampling"
     of "downsampling kernel=(1,4,4)" does not make `downsample_padding` the claim's
     "padding=(1,1,1)"."""
-    others = frozenset().union(*(v.quantity | _parts(v.symbol) for v, _ in lists
+    others = frozenset().union(*(v.quantity | quantity_parts(v.symbol) for v, _ in lists
                                  if v is not value))
-    return (others | taken_by_others(value, values, text)) - value.quantity - _parts(value.symbol)
+    return (others | taken_by_others(value, values, text)) - value.quantity - \
+        quantity_parts(value.symbol)
 
 
 def _one_moved(numbers: list[float] | None, lists: list[tuple[StatedValue, list[str]]]
@@ -995,8 +996,8 @@ _SCOPES = frozenset({"global", "total", "effective", "overall", "default", "base
 #: Parts of an identifier that make it a count (`n_layers`, `num_models`).
 _COUNTS = frozenset({"n", "num", "nb", "number", "count"})
 #: Parts of an identifier that say nothing of its quantity (`num_steps` is `steps`).
-NO_QUANTITY = frozenset({"num", "n", "nb", "number", "count", "total", "cfg", "config", "args",
-                         "self", "default", "hparams", "param", "params"})
+_NO_QUANTITY = frozenset({"num", "n", "nb", "number", "count", "total", "cfg", "config", "args",
+                          "self", "default", "hparams", "param", "params"})
 
 
 def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
@@ -1049,12 +1050,12 @@ def names_quantity(a: Assignment, value: StatedValue, quantity: frozenset[str],
     # a period ("every 10,000 steps") is named as one (`inner_loop_frequency`)
     if value.head and not value.symbol and value.head not in _SIZE_UNITS and not any(
             covered(value.head, frozenset(word_terms(p))) or
-            value.every and p.lower() in _PERIODS for p in _parts(a.name)):
+            value.every and p.lower() in _PERIODS for p in quantity_parts(a.name)):
         return False
     named, qualified, of_quantity_parts = False, False, 0
     # another part is in the value's own words: a measure word beside it says in what
     measured = any(any(covered(t, value.quantity) for t in word_terms(part)) and not
-                   frozenset(word_terms(part)) <= _MEASURES for part in _parts(a.name))
+                   frozenset(word_terms(part)) <= _MEASURES for part in quantity_parts(a.name))
     for part in _name_parts(a.name, claim):
         words = frozenset(word_terms(part))
         if not words and part in _LINKS:
@@ -1141,7 +1142,8 @@ def taken_by_others(value: StatedValue, values: list[StatedValue], text: str
     others: set[str] = set()
     for other in values:
         if other is not value:
-            others |= claim_terms(_CLAUSE.split(text[:other.start])[-1]) | _parts(other.symbol)
+            others |= claim_terms(_CLAUSE.split(text[:other.start])[-1]) | \
+                quantity_parts(other.symbol)
     for number in extract_numbers(text):
         if number.start != value.start and not _IN_NAME.search(text[:number.start]):
             others.add(head_noun(text[number.start + len(number.raw):]))
@@ -1235,7 +1237,7 @@ def _abbreviated(symbol: str, name: str) -> frozenset[str]:
     for i in range(len(parts)):
         for j in range(i + 2, min(len(parts), i + 3) + 1):
             if _spells(short, parts[i:j]):
-                return frozenset(parts[i:j]) - NO_QUANTITY
+                return frozenset(parts[i:j]) - _NO_QUANTITY
     return frozenset()
 
 
@@ -1253,8 +1255,9 @@ def _spells(short: str, parts: list[str]) -> bool:
     return False
 
 
-def _parts(name: str) -> frozenset[str]:
-    return frozenset(p.lower() for p in split_identifier(name)) - NO_QUANTITY
+def quantity_parts(name: str) -> frozenset[str]:
+    """The lower-case parts of a name that can say what quantity it holds (not `num`, `cfg`)."""
+    return frozenset(p.lower() for p in split_identifier(name)) - _NO_QUANTITY
 
 
 def _name_parts(name: str, claim: ClaimContext) -> frozenset[str]:
@@ -1267,7 +1270,7 @@ def _name_parts(name: str, claim: ClaimContext) -> frozenset[str]:
             parts.add(piece)
         else:
             parts.update(split_identifier(piece))
-    return frozenset(parts) - NO_QUANTITY
+    return frozenset(parts) - _NO_QUANTITY
 
 
 def holds_elsewhere(index: RepoIndex, near: Assignment, value: StatedValue,

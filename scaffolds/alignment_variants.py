@@ -23,17 +23,17 @@ from dataclasses import dataclass
 
 from sabench.scaffolds.alignment_rules import GENERIC, Finding, covered
 from sabench.scaffolds.alignment_values import (
-    NO_QUANTITY,
     ClaimContext,
     claim_context,
     config_scalar,
     conflict,
+    quantity_parts,
     scalar,
 )
 from sabench.verifiers.index import Assignment, RepoIndex
 from sabench.verifiers.numbers import number_keys
 from sabench.verifiers.spec import Claim, Dimension
-from sabench.verifiers.terms import split_identifier, word_terms
+from sabench.verifiers.terms import word_terms
 from sabench.verifiers.types import EvidenceKind
 
 _NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
@@ -162,8 +162,8 @@ def names_identifier(a: Assignment, symbol: str, context: ClaimContext) -> bool:
     (a section's place word, `models`, is none), and every other part is generic, a place in
     a config, or a word of the claim."""
     sections = (a.path if a.source == "config" else a.name).split(".")
-    key, above = _parts(sections[-1]), _parts("_".join(sections[:-2]))
-    own, parts = _parts(symbol), key | above
+    key, above = quantity_parts(sections[-1]), quantity_parts("_".join(sections[:-2]))
+    own, parts = quantity_parts(symbol), key | above
     if not own:
         return False
     matched = set()
@@ -176,8 +176,4 @@ def names_identifier(a: Assignment, symbol: str, context: ClaimContext) -> bool:
     return all(p in _PLACES or p in GENERIC or any(covered(t, context.terms)
                                                    for t in word_terms(p))
                for p in parts - matched)
-
-
-def _parts(name: str) -> frozenset[str]:
-    return frozenset(p.lower() for p in split_identifier(name)) - NO_QUANTITY
 

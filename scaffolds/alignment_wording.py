@@ -21,7 +21,14 @@ import re
 from collections.abc import Iterator
 
 from sabench.scaffolds.alignment_formulas import atom, flatten_product, formula_pieces
-from sabench.scaffolds.alignment_idioms import carrying_nodes, parts, statement_of
+from sabench.scaffolds.alignment_idioms import (
+    call_name,
+    carrying_nodes,
+    is_one,
+    parts,
+    statement_of,
+    target_words,
+)
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import RepoIndex, parse_python
 from sabench.verifiers.spec import Claim, Dimension
@@ -75,7 +82,7 @@ def divisor_form(node: ast.AST) -> str | None:
         return BARE
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
         sides = (node.left, node.right)
-        if any(_is_one(s) for s in sides) and any(_name(s) for s in sides):
+        if any(is_one(s) for s in sides) and any(_name(s) for s in sides):
             return ONE_APART
     return None
 
@@ -90,11 +97,6 @@ def _name(node: ast.AST) -> str | None:
             node.func.id == "len" and len(node.args) == 1:
         return "len"
     return None
-
-
-def _is_one(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and not isinstance(node.value, bool) and \
-        node.value == 1
 
 
 def divisor_findings(text: str, nodes: list[tuple[str, ast.AST]]) -> list[tuple[str, str]]:
@@ -146,9 +148,9 @@ def decoupling_findings(text: str, nodes: list[tuple[str, ast.AST]]
 
 
 def coupled_decay(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Call) and _callee(node) in COUPLING_OPTIMIZERS and any(
+    if isinstance(node, ast.Call) and call_name(node) in COUPLING_OPTIMIZERS and any(
             k.arg == "weight_decay" and not _is_zero(k.value) for k in node.keywords):
-        return f"gives the decay to {_callee(node)}, which adds it to the gradient"
+        return f"gives the decay to {call_name(node)}, which adds it to the gradient"
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and \
             any(_decay_term(side) for side in (node.left, node.right)) and \
             _in_gradient(node):
@@ -157,12 +159,6 @@ def coupled_decay(node: ast.AST) -> str | None:
             _decay_term(node.value) and parts(node.target) & GRADIENT_WORDS:
         return "adds a decay term to a gradient or a loss"  # `p.grad += wd * p`
     return None
-
-
-def _callee(node: ast.Call) -> str | None:
-    func = node.func
-    return func.id if isinstance(func, ast.Name) else func.attr \
-        if isinstance(func, ast.Attribute) else None
 
 
 def _is_zero(node: ast.AST) -> bool:
@@ -186,11 +182,9 @@ def _decay_named(node: ast.AST) -> bool:
 
 def _in_gradient(node: ast.AST) -> bool:
     """The sum is assigned to, or returned by a function named for, a gradient or a loss."""
-    statement = statement_of(node)
-    targets = statement.targets if isinstance(statement, ast.Assign) else \
-        [statement.target] if isinstance(statement, ast.AugAssign) else []
-    if any(parts(t) & GRADIENT_WORDS for t in targets):
+    if target_words(node) & GRADIENT_WORDS:
         return True
+    statement = statement_of(node)
     function = _enclosing_function(statement)
     return isinstance(statement, ast.Return) and function is not None and \
         bool(parts(ast.Name(function.name)) & GRADIENT_WORDS)
