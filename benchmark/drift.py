@@ -14,7 +14,8 @@ again, and count the claim as detected when it now fails. Kinds of drift, by dim
     D3 remove    the evidence lines commented out (the metric, baseline or split is gone)
     D4 swap      two consecutive call lines of the evidence swapped, preferably calls named
                  after the claim's steps (the phases reorder; prints, logging, argument
-                 declarations and `super().__init__()` are not phases)
+                 declarations and `super().__init__()` are not phases, and two assignments
+                 neither of which reads what the other sets are no order to drift)
 
 Detected means the claim now fails, or its expected score dropped (by at least `DROP`): the
 check's verdict on it went down. `flagged` counts the stricter outcome, pass -> fail, which is
@@ -329,14 +330,17 @@ def drift_swap(repo: Path, site: Site, rng: random.Random) -> bool:
     """Two consecutive call lines of the evidence, at the same indentation, swapped: the first
     such pair whose calls both name a step of the claim (a word of the callee is the claim's),
     else the first pair at all. Calls that only print, log, declare arguments or initialise a
-    base class are not phases and are left alone."""
+    base class are not phases and are left alone, and so are two assignments neither of which
+    reads what the other sets (`a = f(x)` beside `b = g(x)`): swapped, they compute the same,
+    so no check could tell, and the pair is no drift."""
     steps = term_set(site.claim.text)
     pairs = []
     for rel, start, end in site.ranges:
         lines = lines_of(repo, rel)
         for i in range(start - 1, min(end, len(lines)) - 1):
             a, b = lines[i], lines[i + 1]
-            if _phase_call(a) and _phase_call(b) and a != b and _indent(a) == _indent(b):
+            if _phase_call(a) and _phase_call(b) and a != b and _indent(a) == _indent(b) \
+                    and _reorders(a, b):
                 pairs.append((rel, i, _names_step(a, steps) and _names_step(b, steps)))
     if not pairs:
         return False
@@ -349,6 +353,78 @@ def drift_swap(repo: Path, site: Site, rng: random.Random) -> bool:
 
 def _phase_call(line: str) -> bool:
     return bool(CALL_LINE.match(line)) and not NOT_A_PHASE.match(line)
+
+
+def _reorders(first: str, second: str) -> bool:
+    """Swapping the two lines can change what runs: one is a bare call (a step run for its
+    effect, on whatever state it shares), or one reads or sets what the other sets. An
+    assignment is read as computing its value: the calls on its right are not taken to
+    change anything beside it, though a method is taken to read its whole object."""
+    a, b = _statement(first), _statement(second)
+    if a is None or b is None or not isinstance(a, _ASSIGNS) or not isinstance(b, _ASSIGNS):
+        return True
+    set_a, set_b = _set_by(a), _set_by(b)
+    return _overlap(set_a, _read_by(b) | set_b) or _overlap(set_b, _read_by(a))
+
+
+_ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+
+
+def _statement(line: str) -> ast.stmt | None:
+    try:
+        body = ast.parse(line.strip()).body
+    except SyntaxError:
+        return None
+    return body[0] if len(body) == 1 else None
+
+
+def _chain(node: ast.AST) -> str | None:
+    """`self.model.fc` for an attribute chain, `x` for `x[i]` (an item set sets `x`)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _chain(node.value)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Subscript):
+        return _chain(node.value)
+    return None
+
+
+def _set_by(statement: ast.stmt) -> set[str]:
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    out = set()
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and \
+                    isinstance(getattr(node, "ctx", None), ast.Store):
+                out.add(_chain(node))
+    return out - {None}
+
+
+def _read_by(statement: ast.stmt) -> set[str]:
+    """The names and attribute chains a statement reads (an augmented assignment reads its
+    target; a method call reads the object it is called on)."""
+    out = set()
+    roots = [statement.value] if statement.value is not None else []
+    if isinstance(statement, ast.AugAssign):
+        roots.append(statement.target)
+    for root in roots:
+        inner = {id(n.value) for n in ast.walk(root) if isinstance(n, ast.Attribute)}
+        for node in ast.walk(root):
+            if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in inner:
+                out.add(_chain(node))  # the whole chain read: `self.N`, not all of `self`
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                out.add(_chain(node.func.value))
+    if isinstance(statement, ast.AugAssign):
+        out |= _set_by(statement)
+    return out - {None}
+
+
+def _overlap(set_names: set[str], other: set[str]) -> bool:
+    """A name set is one read or set (`self.lr` and `self.lr`), or part of it (`self.cfg` and
+    `self.cfg.lr`, either way)."""
+    return any(s == o or o.startswith(f"{s}.") or s.startswith(f"{o}.")
+               for s in set_names for o in other)
 
 
 def _names_step(line: str, steps: set[str]) -> bool:

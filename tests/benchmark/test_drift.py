@@ -146,6 +146,29 @@ def test_a_phase_swap_prefers_the_claims_own_steps(tmp_path: Path) -> None:
         "    model = finetune_decoder(model)", "    model = pretrain_encoder(cfg)"]
 
 
+def test_a_phase_swap_skips_assignments_that_do_not_read_each_other(tmp_path: Path) -> None:
+    # swapped, `prompts` and `responses` are loaded all the same: that pair is no drift, so
+    # the swap takes the next pair, where `model` reads what `responses` sets
+    (tmp_path / "m.py").write_text(
+        "def main(self):\n    prompts = self.loader.load_prompts()\n"
+        "    responses = self.loader.load_responses()\n    model = fit_model(responses)\n"
+        "    scores = model.score(prompts)\n")
+    claim = Claim(id="p-D4-001", dimension=Dimension.D4, source="",
+                  text="Load prompts and responses, fit the model, then score the prompts")
+    assert drift_swap(tmp_path, Site(claim, (("m.py", 1, 5),)), random.Random(0))
+    assert (tmp_path / "m.py").read_text().splitlines()[1:] == [
+        "    prompts = self.loader.load_prompts()", "    model = fit_model(responses)",
+        "    responses = self.loader.load_responses()", "    scores = model.score(prompts)"]
+
+    # two independent assignments and nothing else: no swap to make
+    (tmp_path / "m.py").write_text("def f(self, k):\n    a = self.tau(k + 1)\n"
+                                   "    b = self.tau(k, self.n)\n")
+    assert not drift_swap(tmp_path, Site(claim, (("m.py", 1, 3),)), random.Random(0))
+    # bare calls run for their effects: swapped, they reorder whatever state they share
+    (tmp_path / "m.py").write_text("def main():\n    set_seed()\n    build()\n")
+    assert drift_swap(tmp_path, Site(claim, (("m.py", 1, 3),)), random.Random(0))
+
+
 def test_a_value_drift_prefers_the_line_that_names_the_claims_quantity(tmp_path: Path) -> None:
     (tmp_path / "c.py").write_text("hidden_dim = 256  # batch\nbatch_size = 256\n")
     claim = Claim(id="p-D1-001", dimension=Dimension.D1, text="batch size 256", source="")
