@@ -558,6 +558,11 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                                           for arg in _size_arguments(node)):
                 return [(f"the code computes a size by true division at {where} "
                          f"({expression_text(node)}): the call refuses a float", where)]
+            set_apart = _set_by_division(index, node) if _takes_sizes(node) else None
+            if set_apart is not None:
+                at, text = set_apart
+                return [(f"the code takes a size set by true division at {at} ({text}) in "
+                         f"{expression_text(node)} at {where}: the call refuses a float", at)]
             if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div)) and \
                     not isinstance(node.left, ast.Constant) and \
                     ast.dump(node.left) == ast.dump(node.right):
@@ -635,6 +640,43 @@ def _size_attributes(index: RepoIndex) -> frozenset[str]:
                               isinstance(item.annotation, ast.Name) and
                               item.annotation.id == "int"}
         found = index.cache["alignment_size_attributes"] = frozenset(names)
+    return found
+
+
+def _set_by_division(index: RepoIndex, call: ast.Call) -> tuple[str, str] | None:
+    """(where, assignment) of a size the call takes as an attribute (`config.d_mlp`) that the
+    repository sets only where it sets it by true division (`self.d_mlp = 4 / d_model`,
+    in a config's `__post_init__` far from the claim's code)."""
+    divided = _divided_attributes(index)
+    for arg in _size_arguments(call):
+        if isinstance(arg, ast.Attribute) and arg.attr in divided:
+            return divided[arg.attr]
+    return None
+
+
+def _divided_attributes(index: RepoIndex) -> dict[str, tuple[str, str]]:
+    """Attributes every assignment of which, outside tests, is a true division, with the
+    first such assignment's place and text (cached)."""
+    found = index.cache.get("alignment_divided_attributes")
+    if found is None:
+        divided: dict[str, tuple[str, str]] = {}
+        otherwise: set[str] = set()
+        for file in index.files:
+            module = python_module(index, file, tests=False)
+            for node in ast.walk(module) if module is not None else ():
+                if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if not isinstance(target, ast.Attribute):
+                        continue
+                    if _true_division(node.value):
+                        divided.setdefault(target.attr, (f"{file}:{node.lineno}",
+                                                         expression_text(node)))
+                    else:
+                        otherwise.add(target.attr)
+        found = index.cache["alignment_divided_attributes"] = {
+            name: place for name, place in divided.items() if name not in otherwise}
     return found
 
 

@@ -13,11 +13,15 @@ from sabench.scaffolds.alignment_structure import (
     glossary,
     match,
     same_name,
+    senseless_findings,
     tree,
 )
+from sabench.verifiers.checks import ClaimCheck
+from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.spec import Claim
+from sabench.verifiers.types import Evidence
 
-from .test_alignment_check import toy_check, toy_claim
+from .test_alignment_check import toy_check, toy_claim, write_repo
 
 BRADLEY_TERRY = ("Win probability: Pr(i beats j) = 1 / (1 + exp(-(Q_i - Q_j) / s)) where s "
                  "sets how sensitive it is to the rating difference.")
@@ -333,6 +337,34 @@ def test_a_size_attribute_bound_to_a_true_division_fails(tmp_path: Path) -> None
     result = toy_check(tmp_path / "ratio", {"config.py": ratio, "layers.py": layers},
                        claim)[claim.id]
     assert not any("true division" in r for r in result.reasons), result.reasons
+
+
+def test_a_layer_of_the_claims_code_fails_on_a_size_its_config_divides(
+        tmp_path: Path) -> None:
+    # the claim's code is the MLP block (its only evidence); the config fills in the block's
+    # width in another file, and a width by true division is a float the layer refuses
+    claim = toy_claim("toy-D2-001", "MLP block up-projections: u = h W_u, nu = h W_nu.")
+    config = ("from dataclasses import dataclass\nfrom typing import Optional\n\n\n"
+              "@dataclass\nclass ModelConfig:\n    d_model: int = 1024\n"
+              "    d_mlp: Optional[int] = None\n\n    def __post_init__(self):\n"
+              "        if self.d_mlp is None:\n            self.d_mlp = 4 * self.d_model\n")
+    layers = ("import torch.nn as nn\n\n\nclass MLPBlock(nn.Module):\n"
+              "    def __init__(self, config):\n        super().__init__()\n"
+              "        self.w_u = nn.Linear(config.d_model, config.d_mlp, bias=False)\n"
+              "        self.w_nu = nn.Linear(config.d_model, config.d_mlp, bias=False)\n\n"
+              "    def forward(self, h):\n        return self.w_u(h), self.w_nu(h)\n")
+    check = ClaimCheck(claim_id=claim.id, dimension=claim.dimension,
+                       evidence=[Evidence(file="mlp.py", start_line=5, end_line=12)])
+    drifted = config.replace("4 * self", "4 / self")
+    given = drifted + "\n\ndef widen(config):\n    config.d_mlp = 2 * config.d_model\n"
+    # set otherwise too (a caller gives a whole width): the float is not the only width
+    for name, text, flagged in (("faithful", config, False), ("drifted", drifted, True),
+                                ("given", given, False)):
+        index = RepoIndex.build(write_repo(tmp_path / name, {"config.py": text,
+                                                              "mlp.py": layers}))
+        found = senseless_findings(index, claim, check)
+        assert bool(found) is flagged, (name, found)
+        assert not found or found[0][1] == "config.py:12"
 
 
 def test_the_constructor_of_a_carrying_class_holds_no_senseless_arithmetic(
