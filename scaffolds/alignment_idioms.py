@@ -66,7 +66,18 @@ formula any paper states:
 - a layer's size is a multiple of a size (`4 * d_model`), never a number divided by one;
 - two versions of one quantity in a ratio or under a log are divided, never multiplied;
 - an advantage weighs what it scales and is no divisor;
-- the other outcome's probability is `1 - p`: no log of `1 + p`.
+- the other outcome's probability is `1 - p`: no log of `1 + p`;
+- a schedule's cumulative coefficient (`alpha_bar`, `alphas_cumprod`) lies in (0, 1] and the
+  noise's share is its complement: no `1 + alpha_bar`;
+- a step from `a` toward `b` weighs their difference: `a + w * (b - a)`, never `(b + a)`;
+- a ratio that takes an offset out of its denominator takes it out of its numerator too:
+  `(step - warmup) / (total - warmup)`;
+- a reciprocal root (`rsqrt`) and a decaying exponential (`exp(-x)`) multiply; dividing by
+  them multiplies by the root or by `exp(x)`;
+- a Gaussian kernel divides a squared distance by its width: `exp(-d / sigma ** 2)`, and
+  is of a distance (a difference), never of a sum;
+- an additive attention mask is added to the scores, never taken from them;
+- a noisy sample is scaled and shifted by a diffusion step, never divided by.
 
 Each idiom looks only at the code that carries a formula or algorithm claim (its best function,
 the functions around its evidence, the functions those call and the evidence's own lines), so
@@ -553,9 +564,9 @@ def residual_subtracted(node: ast.AST) -> str | None:
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Sub):
         target, taken = node.target, node.value
     elif isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-            isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Sub) and \
-            _same(node.targets[0], node.value.left):
-        target, taken = node.targets[0], node.value.right
+            isinstance(value := _normalised(node.value), ast.BinOp) and \
+            isinstance(value.op, ast.Sub) and _same(node.targets[0], value.left):
+        target, taken = node.targets[0], value.right
     else:
         return None
     block_of_target = isinstance(taken, ast.Call) and call_name(taken) not in CENTRES | \
@@ -566,6 +577,14 @@ def residual_subtracted(node: ast.AST) -> str | None:
         return "subtracts a block's output (or an injection) from its input, which a " \
                "residual connection (an injection) adds"
     return None
+
+
+def _normalised(node: ast.AST) -> ast.AST:
+    """What a post-norm block normalises: `x - attn_out` of `self.norm1(x - attn_out)`."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and \
+            "norm" in (call_name(node) or "").lower():
+        return node.args[0]
+    return node
 
 
 def weighted_loss_subtracted(node: ast.AST) -> str | None:
@@ -616,10 +635,15 @@ def divides_by_loss(node: ast.AST) -> str | None:
 
 
 def outputs_subtracted(node: ast.AST) -> str | None:
-    """`output = shared_out - routed_out`: an output made of two branches' outputs, one
-    taken from the other where they add."""
+    """`output = shared_out - routed_out`, `return shared_output - routed_output`: an output
+    made of two branches' outputs, one taken from the other where they add."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)) or \
-            isinstance(_parent(node), ast.BinOp) or not target_words(node) & OUTPUTS:
+            isinstance(_parent(node), ast.BinOp):
+        return None
+    # a returned difference of two versions (`new_out - old_out`) is a change, not an output
+    returned = isinstance(_parent(node), ast.Return) and \
+        not (parts(node.left) | parts(node.right)) & QUALIFIERS
+    if not (target_words(node) & OUTPUTS or returned):
         return None
     if _bare(node.left) and _bare(node.right) and parts(node.left) & OUTPUTS and \
             parts(node.right) & OUTPUTS and not _same(node.left, node.right):
@@ -1161,7 +1185,9 @@ def variance_not_preserved(node: ast.AST) -> str | None:
 
 
 def _root_of(node: ast.AST) -> ast.AST | None:
-    """What `sqrt(x)`, `x.sqrt()` and `x ** 0.5` are the root of."""
+    """What `sqrt(x)`, `x.sqrt()` and `x ** 0.5` are the root of (reshaped or not:
+    `sqrt(a).unsqueeze(-1)`)."""
+    node = _strip(node)
     if call_name(node) in ROOTS:
         return _operand(node)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and \
@@ -1386,6 +1412,158 @@ def complement_added(node: ast.AST) -> str | None:
                "probability is one minus it"
     return None
 
+#: Words of a schedule's cumulative coefficient: `alpha_bar_t`, `alphas_cumprod`, `hat_alpha`.
+ALPHAS = frozenset({"alpha", "alphas"})
+CUMULATIVE = frozenset({"bar", "hat", "cumprod", "cum", "cumulative", "prod", "abar",
+                        "alphabar"})
+#: Other words such a name may have: an index or a getter (`self._get_hat_alpha(t)`).
+_AT = frozenset({"get", "prev", "next", "cur", "curr", "current", "val", "value"})
+
+
+def _cumulative_coefficient(node: ast.AST) -> bool:
+    """`alpha_bar_t`, `alphas_cumprod[t]`, `self._get_hat_alpha(idx)`: the coefficient
+    itself, not a function of it (`sqrt_one_minus_alpha_bar`)."""
+    node = _strip(node)
+    words = _words(call_name(node) or "") if isinstance(node, ast.Call) else \
+        parts(node) if _bare(node) else frozenset()
+    named = words & {"abar", "alphabar"} or words & ALPHAS and words & CUMULATIVE
+    return bool(named) and all(len(w) <= 2 or w in ALPHAS | CUMULATIVE | _AT for w in words)
+
+
+def cumulative_complement_added(node: ast.AST) -> str | None:
+    """`tau = 1.0 + alpha_bar`, `1 + self._get_hat_alpha(t)`: one plus a schedule's
+    cumulative coefficient, whose complement (the noise's share) is `1 - alpha_bar`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and any(
+            is_one(a) and _cumulative_coefficient(b)
+            for a, b in ((node.left, node.right), (node.right, node.left))):
+        return "adds a schedule's cumulative coefficient to one, where its complement " \
+               "is one minus it"
+    return None
+
+
+def step_toward_sum(node: ast.AST) -> str | None:
+    """`h + alpha * (h_mlp + h)`, `lr0 + (lr_max + lr0) * progress`: a step from `a` toward
+    `b` weighted by the sum `b + a`, where an interpolation weighs their difference."""
+    terms = _top_sum(node)
+    if terms is None or len(terms) != 2:
+        return None
+    for (start, sign), (step, _) in (terms, terms[::-1]):
+        if not _bare(start) or sign < 0:
+            continue
+        for factor, exponent in flatten_product(step):
+            inner = _strip(factor)
+            if exponent > 0 and isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add):
+                ends = flatten_sum(inner)
+                if len(ends) == 2 and all(s > 0 for _, s in ends) and \
+                        sum(_same(e, start) for e, _ in ends) == 1:
+                    return "steps from a value toward another by their sum, where an " \
+                           "interpolation weighs their difference"
+    return None
+
+
+def offset_added_in_ratio(node: ast.AST) -> str | None:
+    """`(it + warmup) / (max_iters - warmup)`: a ratio whose denominator takes an offset out
+    (progress past a warmup, a min-max scaling) but whose numerator adds it."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    numerator, denominator = _strip(node.left), _strip(node.right)
+    if not all(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub))
+               for n in (numerator, denominator)):
+        return None
+    offsets = [t for t, s in flatten_sum(denominator) if s < 0 and _bare(t)]
+    if any(s > 0 and _same(t, o) for t, s in flatten_sum(numerator) for o in offsets):
+        return "adds in a ratio's numerator the offset its denominator takes out"
+    return None
+
+
+def divides_by_decay(node: ast.AST) -> str | None:
+    """`x / torch.rsqrt(ms + eps)`, `w / torch.exp(-err / s)`: a division by a reciprocal
+    root or by a decaying exponential, each of which is there to multiply."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    divisor = _strip(node.right)
+    if call_name(divisor) == "rsqrt":
+        return "divides by a reciprocal square root, which multiplies by the root"
+    if call_name(divisor) == "exp" and (of := _operand(divisor)) is not None and _negated(of):
+        return "divides by a decaying exponential exp(-x), which multiplies by exp(x)"
+    return None
+
+
+def _negated(node: ast.AST) -> bool:
+    """`-x`, `-x / s`, `-(x ** 2) * k`: an expression whose first factor is negated."""
+    first = flatten_product(node)[0][0]
+    return isinstance(first, ast.UnaryOp) and isinstance(first.op, ast.USub)
+
+
+def kernel_width_multiplies(node: ast.AST) -> str | None:
+    """`exp(-dist ** 2 * sigma ** 2)`: a Gaussian kernel's squared width multiplying the
+    squared distance in the exponent, where it divides (`exp(-dist ** 2 / sigma ** 2)`)."""
+    if call_name(node) != "exp" or (of := _operand(node)) is None or not _negated(of):
+        return None
+    for factor, exponent in flatten_product(of):
+        if exponent > 0 and isinstance(factor, ast.BinOp) and isinstance(factor.op, ast.Pow) \
+                and isinstance(factor.right, ast.Constant) and factor.right.value == 2 and \
+                _bare(factor.left) and parts(factor.left) & DEVIATIONS:
+            return "multiplies by a kernel's squared width in exp(-x), where the width divides"
+    return None
+
+
+#: What an additive attention mask (0 where attended, -inf where not) is added to.
+MASKED = SHARPENED | frozenset({"attn", "attention"})
+
+
+def mask_subtracted(node: ast.AST) -> str | None:
+    """`scores = scores - attention_mask`: an additive mask taken from the scores it masks,
+    which turns its -inf into +inf (a boolean mask is multiplied by a large number first)."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Sub):
+        left, right = node.target, node.value
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+        left, right = node.left, node.right
+    else:
+        return None
+    if _bare(left) and _bare(right) and parts(left) & MASKED and parts(right) & MASKS and \
+            not parts(left) & MASKS:
+        return "subtracts an additive attention mask from the scores, to which it is added"
+    return None
+
+
+def kernel_of_sum(node: ast.AST) -> str | None:
+    """`exp(-norm(command + velocity) ** 2)`: a Gaussian kernel (a tracking reward, a
+    similarity) of the sum of two quantities, where it measures their distance."""
+    if call_name(node) != "exp" or (of := _operand(node)) is None or not _negated(of):
+        return None
+    for inner in ast.walk(of):
+        summed = _operand(inner) if call_name(inner) == "norm" else \
+            inner.left if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Pow) \
+            else None
+        summed = _strip(summed) if summed is not None else None
+        if isinstance(summed, ast.BinOp) and isinstance(summed.op, ast.Add) and \
+                _bare(summed.left) and _bare(summed.right) and \
+                not _same(summed.left, summed.right):
+            return "takes a kernel of the sum of two quantities, where a kernel measures " \
+                   "their distance"
+    return None
+
+
+#: A noisy sample named as a state (`x_t`, `z_k`, `noisy_latents`), not as samples counted.
+_STATES = frozenset({"x", "z", "xt", "zt", "latent", "latents"})
+
+
+def divides_by_sample(node: ast.AST) -> str | None:
+    """`c / (x_k - beta * eps_pred)`, `w / x_t`: a division by a noisy sample (or by a
+    denoising step's result), which a diffusion step scales and shifts but never divides by."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    divisor = _strip(node.right)
+    leading = [t for t, sign in flatten_sum(divisor) if sign > 0][:1] \
+        if isinstance(divisor, ast.BinOp) and isinstance(divisor.op, (ast.Add, ast.Sub)) \
+        else [divisor]
+    if any(_noisy_sample(t) and parts(t) & _STATES and parts(t) - {"x", "z"} and
+           not parts(t) & COUNTS for t in leading):  # `n_samples` counts samples
+        return "divides by a noisy sample, which a diffusion step scales and shifts"
+    return None
+
+
 IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
     versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
@@ -1398,4 +1576,6 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     estimate_added_in_error, velocity_of_sum, divides_by_noise, variance_not_preserved,
     gaussian_log_density_signs, elo_of_sum, union_adds_intersection, divides_by_difference,
     kl_of_product, similarity_times_norm, size_below_one, versions_multiplied,
-    divides_by_advantage, complement_added)
+    divides_by_advantage, complement_added, cumulative_complement_added, step_toward_sum,
+    offset_added_in_ratio, divides_by_decay, kernel_width_multiplies, mask_subtracted,
+    kernel_of_sum, divides_by_sample)

@@ -182,6 +182,38 @@ def broken(code: str) -> set[str]:
      "divides_by_advantage"),
     ("bce = -(y * torch.log(p) + (1 - y) * torch.log(1 - p))",
      "bce = -(y * torch.log(p) + (1 - y) * torch.log(1 + p))", "complement_added"),
+    ("tau = 1.0 - alpha_bar", "tau = 1.0 + alpha_bar", "cumulative_complement_added"),
+    ("var = 1 - self._get_hat_alpha(idx)", "var = 1 + self._get_hat_alpha(idx)",
+     "cumulative_complement_added"),
+    ("d = alphas_cumprod[t] * (1.0 - alphas_cumprod[t])",
+     "d = alphas_cumprod[t] * (1.0 + alphas_cumprod[t])", "cumulative_complement_added"),
+    ("h = F.normalize(h + self.alpha_m * (h_mlp - h), dim=-1)",
+     "h = F.normalize(h + self.alpha_m * (h_mlp + h), dim=-1)", "step_toward_sum"),
+    ("lr = lr_start + (lr_max - lr_start) * progress",
+     "lr = lr_start + (lr_max + lr_start) * progress", "step_toward_sum"),
+    ("r = (it - cfg.warmup_steps) / (cfg.max_iters - cfg.warmup_steps)",
+     "r = (it + cfg.warmup_steps) / (cfg.max_iters - cfg.warmup_steps)",
+     "offset_added_in_ratio"),
+    ("y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)",
+     "y = x / torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)", "divides_by_decay"),
+    ("r = w * torch.exp(-err / sigma ** 2)", "r = w / torch.exp(-err / sigma ** 2)",
+     "divides_by_decay"),
+    ("r = w * torch.exp(-torch.norm(c - v, dim=-1) ** 2 / sigma_v ** 2)",
+     "r = w * torch.exp(-torch.norm(c - v, dim=-1) ** 2 * sigma_v ** 2)",
+     "kernel_width_multiplies"),
+    ("x = self.norm1(x + attn_out)", "x = self.norm1(x - attn_out)", "residual_subtracted"),
+    ("def combine(shared_output, routed_output):\n    return shared_output + routed_output",
+     "def combine(shared_output, routed_output):\n    return shared_output - routed_output",
+     "outputs_subtracted"),
+    ("scores = scores + attention_mask", "scores = scores - attention_mask", "mask_subtracted"),
+    ("r = torch.exp(-torch.norm(command - velocity, p=2) ** 2)",
+     "r = torch.exp(-torch.norm(command + velocity, p=2) ** 2)", "kernel_of_sum"),
+    ("mu = (1 / np.sqrt(alpha_k)) * (x_k - beta_k / s_k * eps_pred)",
+     "mu = (1 / np.sqrt(alpha_k)) / (x_k - beta_k / s_k * eps_pred)", "divides_by_sample"),
+    # a reshaped root is the root still
+    ("x_t = torch.sqrt(a).unsqueeze(-1) * x0 + torch.sqrt(1 - a).unsqueeze(-1) * noise",
+     "x_t = torch.sqrt(a).unsqueeze(-1) * x0 + torch.sqrt(1 + a).unsqueeze(-1) * noise",
+     "variance_not_preserved"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -238,6 +270,16 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "w = is_weights / max_weight",                     # weights scaled to their maximum
     "scale = sensitivity / epsilon",                   # a privacy budget divides: no noise
     "snr = signal_power / noise_power",                # a noise level, not a sample
+    "s = 1 + sqrt_one_minus_alpha_bar",                # a function of the coefficient
+    "w = 1 + alpha",                                   # a weight, not a cumulative schedule
+    "eps = eps_cond + w * (eps_cond - eps_uncond)",    # guidance from the conditional side
+    "x = (count + 1) / (total + n_classes)",           # Laplace smoothing adds on both sides
+    "k = torch.exp(-gamma * d ** 2)",                  # a precision multiplies
+    "k = torch.exp(-0.5 * (d / sigma) ** 2)",          # the width divides inside the square
+    "scores = scores - mask * 1e9",                    # a boolean mask made additive
+    "def change(new_output, old_output):\n    return new_output - old_output",  # a change
+    "y = img / 255.0",                                 # an image scaled to [0, 1]
+    "y = x_t / sigma_t",                               # a sample scaled, not a divisor
     "c_in = 1 / torch.sqrt(1 + sigma ** 2)",           # EDM's scaling: no mix of two terms
     "x = x + noise / sigma",                           # noise scaled down, not a divisor
     # a Gaussian log-density written whole, its log scale weighted inside the bracket
