@@ -128,12 +128,45 @@ def write_lines(repo: Path, rel: str, lines: list[str]) -> None:
     (repo / rel).write_text("".join(lines), encoding="utf-8", errors="surrogateescape")
 
 
+@dataclass(frozen=True)
+class Position:
+    """One place a drift can go: columns `start:end` of a line (0-based) and what replaces
+    them; `named` when the line's code names a word of the claim."""
+
+    named: bool
+    rel: str
+    line: int
+    start: int
+    end: int
+    replacement: str
+
+
+def apply(repo: Path, position: Position) -> None:
+    lines = lines_of(repo, position.rel)
+    text = lines[position.line]
+    lines[position.line] = text[:position.start] + position.replacement + text[position.end:]
+    write_lines(repo, position.rel, lines)
+
+
+def _first_of_the_best(positions: list[Position]) -> Position:
+    """The first position on a line that names a word of the claim, else the first."""
+    return min(positions, key=lambda p: not p.named)  # stable: first of the best
+
+
 def drift_value(repo: Path, site: Site, rng: random.Random) -> bool:
     """A number stated by the claim, where the evidence's code (not a comment or a string)
     sets it, multiplied by ten: a drift of what runs, not of what the code says about it.
     The first such number on a line whose code names a word of the claim is taken, else the
     first at all: an evidence range often sets several things, and `hidden_dim = 256` beside
     `batch_size = 256` is not the value of "batch size 256"."""
+    positions = value_positions(repo, site)
+    if positions:
+        apply(repo, _first_of_the_best(positions))
+    return bool(positions)
+
+
+def value_positions(repo: Path, site: Site) -> list[Position]:
+    """Every number of the evidence's code that is a value the claim states, times ten."""
     stated = claim_values(site.claim.text)
     words = term_set(site.claim.text)
     found = []
@@ -146,14 +179,9 @@ def drift_value(repo: Path, site: Site, rng: random.Random) -> bool:
                         number.group(1) in stated or _same_value(number.group(1), stated)):
                     named = bool(term_set(_code_before(lines[i], number.start(1), code, i))
                                  & words)
-                    found.append((not named, rel, i, number.start(1), number.end(1)))
-    if not found:
-        return False
-    _, rel, i, start, end = min(found, key=lambda f: f[0])  # stable: first of the best
-    lines = lines_of(repo, rel)
-    lines[i] = lines[i][:start] + _tenfold(lines[i][start:end]) + lines[i][end:]
-    write_lines(repo, rel, lines)
-    return True
+                    found.append(Position(named, rel, i, number.start(1), number.end(1),
+                                          _tenfold(number.group(1))))
+    return found
 
 
 def _code_before(line: str, column: int, spans: Spans | None, index: int) -> str:
@@ -267,6 +295,15 @@ def drift_operator(repo: Path, site: Site, rng: random.Random) -> bool:
     prints, logs or asserts. The first on a line whose code names a word of the claim is
     taken, else the first at all (`len(blocks) - 1` beside `h + alpha * (h_a - h)` is not the
     claim's formula)."""
+    positions = operator_positions(repo, site)
+    if positions:
+        apply(repo, _first_of_the_best(positions))
+    return bool(positions)
+
+
+def operator_positions(repo: Path, site: Site, every: bool = False) -> list[Position]:
+    """The operators of the evidence's computing lines that a swap may take: per line, the
+    first of the first kind found (`OPERATORS` in order), or with `every` each of them."""
     words = term_set(site.claim.text)
     found = []
     for rel, start, end in site.ranges:
@@ -277,23 +314,23 @@ def drift_operator(repo: Path, site: Site, rng: random.Random) -> bool:
         for i in range(start - 1, min(end, len(lines))):
             if NOT_COMPUTING.match(lines[i]):
                 continue
+            named = bool(term_set(_code_before(lines[i], len(lines[i]), code, i)) & words)
             for old, new in OPERATORS:
-                at = lines[i].find(old)
-                while at >= 0 and (not in_code(code, i, at + 1) or
-                                   _joins_string(code, i, at, len(old))):
-                    at = lines[i].find(old, at + 1)
-                if at >= 0:
-                    named = bool(term_set(_code_before(lines[i], len(lines[i]), code, i))
-                                 & words)
-                    found.append((not named, rel, i, at, old, new))
+                at = [a for a in _occurrences(lines[i], old) if in_code(code, i, a + 1) and
+                      not _joins_string(code, i, a, len(old))]
+                found += [Position(named, rel, i, a, a + len(old), new)
+                          for a in (at if every else at[:1])]
+                if at and not every:
                     break
-    if not found:
-        return False
-    _, rel, i, at, old, new = min(found, key=lambda f: f[0])  # stable: first of the best
-    lines = lines_of(repo, rel)
-    lines[i] = lines[i][:at] + new + lines[i][at + len(old):]
-    write_lines(repo, rel, lines)
-    return True
+    return found
+
+
+def _occurrences(line: str, text: str) -> list[int]:
+    found, at = [], line.find(text)
+    while at >= 0:
+        found.append(at)
+        at = line.find(text, at + 1)
+    return found
 
 
 def _joins_string(spans: Spans | None, line: int, at: int, width: int) -> bool:
