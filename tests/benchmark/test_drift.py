@@ -17,6 +17,8 @@ from sabench.benchmark.drift import (
     drift_stub,
     drift_swap,
     drift_value,
+    operator_positions,
+    value_positions,
 )
 from sabench.verifiers.spec import Claim, Dimension
 
@@ -259,3 +261,18 @@ def test_the_draw_can_be_held_to_a_split_of_papers(sabench_data: Path, tmp_path:
                            text=True, timeout=600)
     assert wrong.returncode != 0
     assert "no run of paper no-such-paper" in wrong.stderr and len(wrong.stderr.splitlines()) == 1
+
+
+def test_the_positions_list_every_place_a_drift_may_go(tmp_path: Path) -> None:
+    # the suite takes one of them; a measurement may take any
+    (tmp_path / "m.py").write_text("LR = 3e-4  # 3e-4\nwarmup = 3e-4 * 10\n"
+                                   "y = (a + b) * c - d\nprint(a + b)\n")
+    claim = Claim(id="p-D1-001", dimension=Dimension.D1, text="learning rate 3e-4", source="")
+    values = value_positions(tmp_path, Site(claim, (("m.py", 1, 4),)))
+    assert [(p.line, p.replacement, p.named) for p in values] == [(0, "0.003", True),
+                                                                  (1, "0.003", False)]
+    every = operator_positions(tmp_path, Site(claim, (("m.py", 1, 4),)), every=True)
+    assert sorted((p.line, p.replacement) for p in every) == [
+        (1, " / "), (2, " + "), (2, " - "), (2, " / ")]
+    first = operator_positions(tmp_path, Site(claim, (("m.py", 1, 4),)))
+    assert [(p.line, p.replacement) for p in first] == [(1, " / "), (2, " - ")]
