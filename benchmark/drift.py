@@ -409,8 +409,8 @@ _ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 
 def _statement(line: str) -> ast.stmt | None:
     try:
-        body = ast.parse(line.strip()).body
-    except SyntaxError:
+        body = parse_python(line.strip()).body
+    except (SyntaxError, ValueError):
         return None
     return body[0] if len(body) == 1 else None
 
