@@ -540,7 +540,9 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     (its carrying functions and the constructors of their classes) which cannot be what any
     paper means: a size computed by true division (in a call that takes sizes, or bound to
     a name that such a call then takes in the same function, or to an attribute that the
-    repository declares `int` or passes to such a call anywhere), which fails at run time;
+    repository declares `int` or passes to such a call anywhere; or taken by such a call as
+    an attribute that the repository sets only by true division, in whatever file), which
+    fails at run time;
     an expression minus (or over) itself, always 0 (or 1); a divergence of two
     distributions computed as the sum of their log-probabilities."""
     if claim.dimension not in (Dimension.D1, Dimension.D2):
