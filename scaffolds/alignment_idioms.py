@@ -1412,6 +1412,7 @@ def complement_added(node: ast.AST) -> str | None:
                "probability is one minus it"
     return None
 
+
 #: Words of a schedule's cumulative coefficient: `alpha_bar_t`, `alphas_cumprod`, `hat_alpha`.
 ALPHAS = frozenset({"alpha", "alphas"})
 CUMULATIVE = frozenset({"bar", "hat", "cumprod", "cum", "cumulative", "prod", "abar",
@@ -1555,9 +1556,7 @@ def divides_by_sample(node: ast.AST) -> str | None:
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
         return None
     divisor = _strip(node.right)
-    leading = [t for t, sign in flatten_sum(divisor) if sign > 0][:1] \
-        if isinstance(divisor, ast.BinOp) and isinstance(divisor.op, (ast.Add, ast.Sub)) \
-        else [divisor]
+    leading = [t for t, sign in flatten_sum(divisor) if sign > 0][:1]  # `x_k` of `x_k - ...`
     if any(_noisy_sample(t) and parts(t) & _STATES and parts(t) - {"x", "z"} and
            not parts(t) & COUNTS for t in leading):  # `n_samples` counts samples
         return "divides by a noisy sample, which a diffusion step scales and shifts"

@@ -556,15 +556,16 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                    and _true_division(node.value) for target in node.targets}
         for node in nodes:
             where = f"{d.file}:{node.lineno}"
-            if _takes_sizes(node) and any(_true_division(arg) or ast.unparse(arg) in divided
-                                          for arg in _size_arguments(node)):
-                return [(f"the code computes a size by true division at {where} "
-                         f"({expression_text(node)}): the call refuses a float", where)]
-            set_apart = _set_by_division(index, node) if _takes_sizes(node) else None
-            if set_apart is not None:
-                at, text = set_apart
-                return [(f"the code takes a size set by true division at {at} ({text}) in "
-                         f"{expression_text(node)} at {where}: the call refuses a float", at)]
+            if _takes_sizes(node):
+                if any(_true_division(arg) or ast.unparse(arg) in divided
+                       for arg in _size_arguments(node)):
+                    return [(f"the code computes a size by true division at {where} "
+                             f"({expression_text(node)}): the call refuses a float", where)]
+                if (set_apart := _set_by_division(index, node)) is not None:
+                    at, text = set_apart
+                    return [(f"the code takes a size set by true division at {at} ({text}) "
+                             f"in {expression_text(node)} at {where}: the call refuses a "
+                             "float", at)]
             if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div)) and \
                     not isinstance(node.left, ast.Constant) and \
                     ast.dump(node.left) == ast.dump(node.right):

@@ -37,7 +37,8 @@ from measure import DATA_DIR, runs_root
 from sabench.benchmark import drift
 from sabench.scaffolds.alignment_check import check_alignment
 
-KINDS = {"value": ("D1", drift.value_positions),
+#: The kinds of drift measured: dimension, and every position of the kind in a site.
+DRIFTS = {"value": ("D1", drift.value_positions),
          "operator": ("D2", lambda repo, site: drift.operator_positions(repo, site, every=True))}
 
 
@@ -47,7 +48,7 @@ def drift_run(args: tuple) -> list[dict]:
     rng = random.Random(int(hashlib.md5(name.encode()).hexdigest()[:8], 16))
     scores = {c["id"]: c["score"] for d in official["dimensions"].values() for c in d["claims"]}
     sites = drift.evidence_sites(spec, official, repo)
-    wanted = {kind: [c for c, s in sites.items() if s.claim.dimension.value == KINDS[kind][0]
+    wanted = {kind: [c for c, s in sites.items() if s.claim.dimension.value == DRIFTS[kind][0]
                      and (scores.get(c) or 0) >= drift.OFFICIAL_PASS] for kind in kinds}
     ids = sorted({c for cs in wanted.values() for c in cs})
     if not ids:
@@ -61,7 +62,7 @@ def drift_run(args: tuple) -> list[dict]:
             for cid in claims:
                 if not before[cid].passed:
                     continue
-                positions = KINDS[kind][1](copy, sites[cid])
+                positions = DRIFTS[kind][1](copy, sites[cid])
                 rng.shuffle(positions)
                 for position in positions[:per_claim]:
                     saved = (copy / position.rel).read_bytes()
