@@ -13,7 +13,10 @@ and the alignment check passes (fold calibrations, as in `bench_alignment_check.
 `--runs` runs drawn with `--seed`. It prints detection per kind: a figure the rules were not
 fitted to. Many positions lie in code that is not the claim's (official evidence is broad),
 so no check reaches 100%; compare versions of the check, not against the suite's figure.
-`--papers-only` and `--except-papers` split the papers (a held-out split).
+`--papers-only` and `--except-papers` split the papers (a held-out split). A claim's positions
+are drawn with a seed of its own, so two versions of the check are measured on the same
+positions even where they pass different claims; `--out` writes every drift with the line
+before and after it.
 
 Uses $SABENCH_RUNS_ROOT (a folder made by ../shared/sabench/unpack.sh) and $SABENCH_FOLD_CACHE
 as `bench_alignment_check.py` does.
@@ -45,7 +48,6 @@ DRIFTS = {"value": ("D1", drift.value_positions),
 def drift_run(args: tuple) -> list[dict]:
     """Every chosen position of one run, drifted and checked one at a time."""
     name, spec, repo, official, calibration, kinds, per_claim = args
-    rng = random.Random(int(hashlib.md5(name.encode()).hexdigest()[:8], 16))
     scores = {c["id"]: c["score"] for d in official["dimensions"].values() for c in d["claims"]}
     sites = drift.evidence_sites(spec, official, repo)
     wanted = {kind: [c for c, s in sites.items() if s.claim.dimension.value == DRIFTS[kind][0]
@@ -63,16 +65,20 @@ def drift_run(args: tuple) -> list[dict]:
                 if not before[cid].passed:
                     continue
                 positions = DRIFTS[kind][1](copy, sites[cid])
-                rng.shuffle(positions)
+                # seeded per claim: a claim's positions do not depend on which others passed
+                seed = hashlib.md5(f"{name} {cid} {kind}".encode()).hexdigest()[:8]
+                random.Random(int(seed, 16)).shuffle(positions)
                 for position in positions[:per_claim]:
                     saved = (copy / position.rel).read_bytes()
+                    was = drift.lines_of(copy, position.rel)[position.line].strip()
                     drift.apply(copy, position)
+                    now = drift.lines_of(copy, position.rel)[position.line].strip()
                     after = check_alignment(spec, copy, [cid], calibration=calibration)[0]
                     (copy / position.rel).write_bytes(saved)
                     dropped = after.expected_score <= before[cid].expected_score - drift.DROP
                     out.append({"run": name, "claim": cid, "kind": kind,
                                 "file": position.rel, "line": position.line + 1,
-                                "named": position.named,
+                                "named": position.named, "was": was, "now": now,
                                 "detected": not after.passed or dropped})
     return out
 
