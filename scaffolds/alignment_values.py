@@ -9,6 +9,8 @@ it is the identifier the claim uses, or when all its words are the quantity's or
 (`downstream_epochs` for "Downstream task: 500 epochs"); a key read with a default
 (`cfg.get("steps", 50)`) and a list of the claim's values (`[128, 128, 128]`) count too, and
 indexed symbols are read as one list (`betas=(0.9, 0.95)` for "beta1=0.9, beta2=0.95").
+A parameter default that every call of its function keeps is what runs, as a setting is
+(`default_conflicts`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from sabench.scaffolds.alignment_formulas import GREEK
+from sabench.scaffolds.alignment_formulas import GREEK, python_module
 from sabench.scaffolds.alignment_rules import GENERIC, Finding, covered, name_terms
 from sabench.verifiers.checks import ClaimCheck, view
 from sabench.verifiers.index import Assignment, RepoIndex, parse_python
@@ -221,6 +223,7 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
             a = others[0]
             out.append(conflict(claim, a, f", but the claim states {value.text}"))
     out += settings_conflicts(index, claim, context, paper)
+    out += default_conflicts(index, claim, context, paper)
     seen = {f.where for f in out}
     out += [f for f in evidence_conflicts(index, claim, check, values, context, paper)
             if f.where not in seen]
@@ -1496,3 +1499,83 @@ def counts_items(related: list[Assignment], value: StatedValue) -> bool:
         if isinstance(a.value, (list, tuple)) and normalise(float(len(a.value))) in value.keys:
             return True
     return False
+
+
+def default_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext,
+                      paper: PaperValues | None = None) -> list[Finding]:
+    """A parameter default of the quantity a claim's small number counts or names
+    (`num_boxes=40` for "4 boxes") that holds another number, in a function that is called
+    and never passed that parameter: every call runs with that default, whatever a setting
+    of the same quantity holds (the config's `NUM_BOXES = 4` does not place the boxes that
+    `SokobanEnv(config)` places)."""
+    out = []
+    mentioned = mentioned_numbers(claim.text)
+    counted = stated_values(claim.text, small=True)
+    for value in counted:
+        wrong = [a for a, _ in _name_terms(index) if a.source == "default" and scalar(a) and
+                 not a.numbers & mentioned and
+                 _configures(a, value, counted, claim, context) and
+                 not numbered_elsewhere(a, claim.text) and not stated_for(a, paper or {})
+                 and always_default(index, a)]
+        if wrong:
+            a = wrong[0]
+            out.append(conflict(claim, a, " is the default, which every call keeps, of what "
+                                          f"the claim states as {value.text}"))
+    return out
+
+
+def always_default(index: RepoIndex, a: Assignment) -> bool:
+    """The function whose parameter default `a` is is called, and no call can pass that
+    parameter: no keyword of its name anywhere, no call of the function with as many
+    positional arguments, none that unpacks its arguments."""
+    if any(b.source == "kwarg" and b.name == a.name for b in index.assignments):
+        return False
+    parts = a.path.split(".")
+    function = parts[-2]
+    if function == "__init__" and len(parts) > 2:
+        function = parts[-3]  # the class is called
+    calls = _calls_by_name(index).get(function, [])
+    position = _parameter_position(index, a)
+    return bool(calls) and position is not None and not any(
+        unpacked or count > position for count, unpacked in calls)
+
+
+def _calls_by_name(index: RepoIndex) -> dict[str, list[tuple[int, bool]]]:
+    """Every call outside tests by the last part of its callee's name: how many positional
+    arguments it passes, and whether it unpacks some (`*args`, `**kwargs`) (cached)."""
+    found = index.cache.get("alignment_calls")
+    if found is None:
+        found = index.cache["alignment_calls"] = {}
+        for file in index.files:
+            module = python_module(index, file, tests=False)
+            for node in ast.walk(module) if module is not None else ():
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    name = func.attr if isinstance(func, ast.Attribute) else \
+                        func.id if isinstance(func, ast.Name) else ""
+                    unpacked = any(isinstance(arg, ast.Starred) for arg in node.args) or \
+                        any(kw.arg is None for kw in node.keywords)
+                    found.setdefault(name, []).append((len(node.args), unpacked))
+    return found
+
+
+#: The position of a keyword-only parameter: beyond any call's positional arguments.
+_NEVER = 1 << 30
+
+
+def _parameter_position(index: RepoIndex, a: Assignment) -> int | None:
+    """Where the parameter `a` is the default of stands among those a call passes by position
+    (`self` left out); None where its function is not found."""
+    module = python_module(index, a.file, tests=False)
+    function = a.path.split(".")[-2]
+    for node in ast.walk(module) if module is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.name == function and node.lineno <= a.line <= (node.end_lineno or 0):
+            names = [arg.arg for arg in node.args.posonlyargs + node.args.args]
+            if names and names[0] in ("self", "cls"):
+                names = names[1:]
+            if a.name in names:
+                return names.index(a.name)
+            # a keyword-only parameter: no call passes it by position
+            return _NEVER if a.name in [arg.arg for arg in node.args.kwonlyargs] else None
+    return None

@@ -1072,6 +1072,29 @@ def test_a_setting_named_with_the_quantitys_words_alone_is_what_runs(
         == ([f"{file}:2"] if fails else [])
 
 
+@pytest.mark.parametrize(("default", "call", "fails"), [
+    ("40", "SokobanEnv(config)", True),
+    ("4", "SokobanEnv(config)", False),
+    # a call that passes the parameter, by keyword or by position, overrides the default
+    ("40", "SokobanEnv(config, num_boxes=config.num_boxes)", False),
+    ("40", "SokobanEnv(config, (8, 8), 4)", False),
+    ("40", "SokobanEnv(*args)", False),
+])
+def test_a_default_every_call_keeps_is_what_runs(tmp_path: Path, default: str, call: str,
+                                                 fails: bool) -> None:
+    # the settings class holds the claim's 4 boxes, but the environment places as many boxes
+    # as its own default says whenever no call passes another number
+    (tmp_path / "config.py").write_text("class EnvConfig:\n    num_boxes: int = 4\n")
+    (tmp_path / "env.py").write_text(
+        f"class SokobanEnv:\n    def __init__(self, config, dim_maze=(8, 8), num_boxes={default}):"
+        "\n        self.num_boxes = num_boxes\n")
+    (tmp_path / "main.py").write_text(f"def main(config, args):\n    return {call}\n")
+    claim = toy_claim("toy-D1-001", "Sokoban: an 8x8 grid world with 4 boxes")
+    found = alignment_values.default_conflicts(
+        RepoIndex.build(tmp_path), claim, alignment_values.claim_context(claim.text))
+    assert [f.where for f in found] == (["env.py:2"] if fails else [])
+
+
 def settings_conflicts(repo: Path, text: str, *others: str) -> list[str]:
     """Where the settings rule finds conflicts for a claim of `text` in `repo`, in a paper
     whose other claims are `others`."""
