@@ -54,6 +54,7 @@ from sabench.scaffolds.alignment_formulas import (
     python_module,
     right_hand_sides,
 )
+from sabench.scaffolds.alignment_layers import unchained_applications, unchained_layers
 from sabench.scaffolds.alignment_rules import GENERIC, carriers, covered, name_terms
 from sabench.scaffolds.alignment_values import mentioned_numbers
 from sabench.verifiers.checks import ClaimCheck
@@ -571,9 +572,20 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                     ast.dump(node.left) == ast.dump(node.right):
                 return [(f"the code computes {expression_text(node)} at {where}, which is "
                          f"always {0 if isinstance(node.op, ast.Sub) else 1}", where)]
+            if (unchained := unchained_layers(node)) is not None:
+                before, gives, after, takes = unchained
+                return [(f"the code stacks {expression_text(before)}, which gives {gives}, "
+                         f"before {expression_text(after)}, which takes {takes}, at {where}: "
+                         "the layers do not chain", where)]
             if _summed_log_ratio(node):
                 return [(f"the code adds log-probabilities for a divergence or log-ratio at "
                          f"{where} ({expression_text(node)}): it is their difference", where)]
+        if (unchained := _unchained_in(module, d)) is not None:
+            before, gives, after, takes = unchained
+            where = f"{d.file}:{after.lineno}"
+            return [(f"the code applies {expression_text(after)}, which takes {takes}, to what "
+                     f"{expression_text(before)} gives ({gives}) in {d.qualname}: the layers "
+                     "do not chain", where)]
         for target, node in divided.items():
             attribute = target.rsplit(".", 1)[-1]
             if "." in target and attribute in _size_attributes(index):
@@ -599,6 +611,22 @@ def _summed_log_ratio(node: ast.AST) -> bool:
     terms = flatten_sum(node.value)
     return bool(_LOG_RATIO.search(name.lower())) and len(terms) == 2 and \
         all(sign > 0 and "log" in ast.unparse(term).lower() for term, sign in terms)
+
+
+def _unchained_in(module: ast.Module | None, d: Definition
+                  ) -> tuple[ast.Call, int, ast.Call, int] | None:
+    """Two layers of a method's class that the method applies one to what the other gave,
+    with sizes that do not chain (`alignment_layers.unchained_applications`)."""
+    if module is None or d.kind != "method":
+        return None
+    for cls in ast.walk(module):
+        if isinstance(cls, ast.ClassDef) and cls.lineno <= d.start <= (cls.end_lineno or 0):
+            for method in cls.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                        method.name == d.name and method.lineno <= d.end and \
+                        d.start <= (method.end_lineno or 0):
+                    return unchained_applications(cls, method)
+    return None
 
 
 def _with_constructors(index: RepoIndex, functions: list[Definition]) -> list[Definition]:

@@ -393,6 +393,56 @@ def test_the_constructor_of_a_carrying_class_holds_no_senseless_arithmetic(
         assert any("always 0" in r for r in result.reasons) is fails, result.reasons
 
 
+@pytest.mark.parametrize(("stack", "fails"), [
+    ("nn.Linear(hidden_dim, 128), nn.ReLU(), nn.Linear(128, 2 * obs_dim)", False),
+    ("nn.Linear(hidden_dim, 1280), nn.ReLU(), nn.Linear(128, 2 * obs_dim)", True),
+    ("nn.Linear(hidden_dim, 128), nn.LayerNorm(1280), nn.Linear(128, 2 * obs_dim)", True),
+    ("*[nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.Conv2d(46, 128, 3)]", True),
+    # sizes the code names are not compared; a layer of unknown sizes starts the chain again
+    ("nn.Linear(hidden_dim, width), nn.ReLU(), nn.Linear(128, 2 * obs_dim)", False),
+    ("nn.Linear(hidden_dim, 1280), Expand(10), nn.Linear(128, 2 * obs_dim)", False),
+])
+def test_layers_stacked_with_sizes_that_do_not_chain_fail(tmp_path: Path, stack: str,
+                                                           fails: bool) -> None:
+    claim = toy_claim("toy-D1-001", "World model: a GRU base with hidden size 256; the "
+                                    "observation head is an MLP with one hidden layer of 128 "
+                                    "units.")
+    code = ("import torch.nn as nn\n\n\nclass WorldModel(nn.Module):\n"
+            "    def __init__(self, obs_dim, hidden_dim=256, width=128):\n"
+            "        super().__init__()\n        self.gru = nn.GRU(obs_dim, hidden_dim)\n"
+            f"        self.observation_head = nn.Sequential({stack})\n\n"
+            "    def forward(self, x):\n        h, _ = self.gru(x)\n"
+            "        return self.observation_head(h)\n")
+    result = toy_check(tmp_path / "repo", {"world_model.py": code}, claim)[claim.id]
+    assert any("do not chain" in r for r in result.reasons) is fails, result.reasons
+    if fails:
+        assert not result.passed
+
+
+@pytest.mark.parametrize(("forward", "fails"), [
+    ("        h = self.hidden(x)\n        h = self.act(h)\n        return self.out(h)\n", True),
+    ("        return self.out(F.relu(self.hidden(x)))\n", True),
+    # a reshape between the layers, or a branch that rebinds `h`: sizes no longer known
+    ("        h = self.hidden(x)\n        h = h.flatten(1)\n        return self.out(h)\n",
+     False),
+    ("        h = self.hidden(x)\n        if self.training:\n            h = self.proj(x)\n"
+     "        return self.out(h)\n", False),
+])
+def test_layers_applied_one_after_another_must_chain(tmp_path: Path, forward: str,
+                                                      fails: bool) -> None:
+    claim = toy_claim("toy-D1-001", "Value head: an MLP with one hidden layer of 128 units.")
+    code = ("import torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+            "class ValueHead(nn.Module):\n    def __init__(self, d):\n"
+            "        super().__init__()\n        self.hidden = nn.Linear(d, 1280)\n"
+            "        self.proj = nn.Linear(d, 128)\n        self.act = nn.ReLU()\n"
+            "        self.out = nn.Linear(128, 1)\n\n    def forward(self, x):\n" + forward)
+    result = toy_check(tmp_path / "repo", {"value_head.py": code}, claim)[claim.id]
+    assert any("do not chain" in r for r in result.reasons) is fails, result.reasons
+    faithful = code.replace("nn.Linear(d, 1280)", "nn.Linear(d, 128)")
+    result = toy_check(tmp_path / "faithful", {"value_head.py": faithful}, claim)[claim.id]
+    assert not any("do not chain" in r for r in result.reasons), result.reasons
+
+
 def test_a_divergence_summed_from_log_probabilities_fails(tmp_path: Path) -> None:
     claim = toy_claim("toy-D2-001", "Shaped reward: R(x, y) = r(x, y) - beta * KL(pi(.|x) || "
                                     "pi_ref(.|x)), the KL estimated per token.")
