@@ -23,6 +23,10 @@ KEEPS_ITS_SIZE = {"BatchNorm1d": ("num_features", 0), "BatchNorm2d": ("num_featu
                   "BatchNorm3d": ("num_features", 0), "InstanceNorm1d": ("num_features", 0),
                   "InstanceNorm2d": ("num_features", 0), "LayerNorm": ("normalized_shape", 0),
                   "GroupNorm": ("num_channels", 1)}
+#: Layers that take no size (indices) and give one.
+GIVES_A_SIZE = {"Embedding": ("embedding_dim", 1)}
+#: Layers whose sizes this rule reads.
+SIZED_LAYERS = TAKES_AND_GIVES.keys() | KEEPS_ITS_SIZE.keys() | GIVES_A_SIZE.keys()
 #: Layers that give what they take, whatever its size.
 PASSES_ITS_SIZE = frozenset({
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "LeakyReLU", "ELU", "SELU", "Mish", "Softplus",
@@ -44,24 +48,40 @@ def unchained_layers(node: ast.AST) -> tuple[ast.Call, int, ast.Call, int] | Non
         name = _name(layer) if isinstance(layer, ast.Call) else ""
         if name in PASSES_ITS_SIZE:
             continue
-        if name in TAKES_AND_GIVES:
-            takes, gives = (_size(layer, *place) for place in TAKES_AND_GIVES[name])
-        elif name in KEEPS_ITS_SIZE:
-            takes = gives = _size(layer, *KEEPS_ITS_SIZE[name])
-        else:
+        if name not in SIZED_LAYERS:
             given = None  # a layer of unknown sizes: the chain starts again after it
             continue
-        if given is not None and given[1] is not None and takes is not None and \
-                given[1] != takes:
-            return given[0], given[1], layer, takes
+        takes, gives = _sizes(layer)
+        if (broken := _broken(given, layer, takes)) is not None:
+            return broken
         given = (layer, gives)
     return None
+
+
+def _broken(given: tuple[ast.Call, int | None] | None, layer: ast.Call, takes: int | None
+            ) -> tuple[ast.Call, int, ast.Call, int] | None:
+    """(layer before, size it gives, `layer`, size it takes) where the two differ."""
+    if given is None or given[1] is None or takes is None or given[1] == takes:
+        return None
+    return given[0], given[1], layer, takes
 
 
 def _name(call: ast.Call) -> str:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else \
         func.id if isinstance(func, ast.Name) else ""
+
+
+def _sizes(layer: ast.Call) -> tuple[int | None, int | None]:
+    """What a layer of `SIZED_LAYERS` takes and gives, where written as numbers."""
+    name = _name(layer)
+    if name in TAKES_AND_GIVES:
+        takes, gives = TAKES_AND_GIVES[name]
+        return _size(layer, *takes), _size(layer, *gives)
+    if name in KEEPS_ITS_SIZE:
+        size = _size(layer, *KEEPS_ITS_SIZE[name])
+        return size, size
+    return None, _size(layer, *GIVES_A_SIZE[name])
 
 
 def _size(call: ast.Call, keyword: str, position: int) -> int | None:
@@ -124,7 +144,7 @@ def _built_layers(cls: ast.ClassDef) -> dict[str, ast.Call]:
                 if target.attr in seen:
                     found.pop(target.attr, None)  # bound twice: not one layer
                 elif isinstance(node.value, ast.Call) and _name(node.value) in (
-                        TAKES_AND_GIVES.keys() | KEEPS_ITS_SIZE.keys() | PASSES_ITS_SIZE):
+                        SIZED_LAYERS | PASSES_ITS_SIZE):
                     found[target.attr] = node.value
                 seen.add(target.attr)
     return found
@@ -152,13 +172,10 @@ def _applied(value: ast.AST, layers: dict[str, ast.Call],
             continue
         if layer is None:
             return None, None  # another call: its size is not known
-        name = _name(layer)
-        if name in PASSES_ITS_SIZE:
+        if _name(layer) in PASSES_ITS_SIZE:
             continue
-        takes, gives = (_size(layer, *place) for place in TAKES_AND_GIVES[name]) \
-            if name in TAKES_AND_GIVES else (_size(layer, *KEEPS_ITS_SIZE[name]),) * 2
-        if last is not None and last[1] is not None and takes is not None and \
-                last[1] != takes:
-            return (last[0], last[1], layer, takes), None
+        takes, gives = _sizes(layer)
+        if (broken := _broken(last, layer, takes)) is not None:
+            return broken, None
         last = (layer, gives)
     return None, last

@@ -398,6 +398,7 @@ def test_the_constructor_of_a_carrying_class_holds_no_senseless_arithmetic(
     ("nn.Linear(hidden_dim, 1280), nn.ReLU(), nn.Linear(128, 2 * obs_dim)", True),
     ("nn.Linear(hidden_dim, 128), nn.LayerNorm(1280), nn.Linear(128, 2 * obs_dim)", True),
     ("*[nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.Conv2d(46, 128, 3)]", True),
+    ("nn.Embedding(1000, 1280), nn.Linear(128, 2 * obs_dim)", True),
     # sizes the code names are not compared; a layer of unknown sizes starts the chain again
     ("nn.Linear(hidden_dim, width), nn.ReLU(), nn.Linear(128, 2 * obs_dim)", False),
     ("nn.Linear(hidden_dim, 1280), Expand(10), nn.Linear(128, 2 * obs_dim)", False),
