@@ -261,7 +261,9 @@ def _tenfold(number: str) -> str:
 
 
 def drift_stub(repo: Path, site: Site, rng: random.Random) -> bool:
-    """The function that holds the evidence replaced by a stub."""
+    """The function that holds the evidence replaced by a stub; not one that already does
+    nothing (an abstract method's docstring, `pass`, `...`, a raise of
+    NotImplementedError): replacing it changes nothing that runs."""
     for rel, start, end in site.ranges:
         if not rel.endswith(".py"):
             continue
@@ -272,12 +274,25 @@ def drift_stub(repo: Path, site: Site, rng: random.Random) -> bool:
             continue
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body and \
-                    node.lineno <= end and (node.end_lineno or node.lineno) >= start:
+                    node.lineno <= end and (node.end_lineno or node.lineno) >= start and \
+                    not all(map(_does_nothing, node.body)):
                 body_start = node.body[0].lineno - 1
                 indent = re.match(r"\s*", lines[body_start]).group(0)
                 lines[body_start:node.end_lineno] = [f"{indent}raise NotImplementedError\n"]
                 write_lines(repo, rel, lines)
                 return True
+    return False
+
+
+def _does_nothing(statement: ast.stmt) -> bool:
+    """A docstring, `pass`, `...`, or a raise of NotImplementedError."""
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+        return isinstance(statement.value.value, str) or statement.value.value is Ellipsis
+    if isinstance(statement, ast.Raise) and statement.exc is not None:
+        raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+        return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
     return False
 
 

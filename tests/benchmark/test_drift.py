@@ -58,6 +58,23 @@ def test_each_injection_changes_only_the_evidence(tmp_path: Path) -> None:
     assert not drift_value(tmp_path, site(tmp_path, "The batch size is 64.", 1, 1), rng)
 
 
+def test_a_stub_goes_to_a_function_that_does_something(tmp_path: Path) -> None:
+    # the evidence covers an abstract method (docstring only) and its implementation: a stub
+    # of the abstract one would change nothing that runs
+    source = ('class Score:\n    def score(self, x):\n        """The score of x."""\n\n'
+              "    def jacobian(self, x):\n        raise NotImplementedError\n\n\n"
+              "class Gaussian(Score):\n    def score(self, x):\n        return -x\n")
+    (tmp_path / "m.py").write_text(source)
+    claim = Claim(id="p-D2-001", dimension=Dimension.D2, text="score of a Gaussian", source="")
+    assert drift_stub(tmp_path, Site(claim, (("m.py", 2, 11),)), random.Random(0))
+    text = (tmp_path / "m.py").read_text()
+    assert text.startswith(source.split("class Gaussian")[0])  # the abstract part unchanged
+    assert text.endswith("    def score(self, x):\n        raise NotImplementedError\n")
+    (tmp_path / "m.py").write_text(source)
+    assert not drift_stub(tmp_path, Site(claim, (("m.py", 2, 6),)), random.Random(0))
+    assert (tmp_path / "m.py").read_text() == source
+
+
 def test_a_stratified_draw_takes_the_dimensions_in_turn() -> None:
     from sabench.benchmark.drift import interleave_dimensions
 
