@@ -32,8 +32,9 @@ of what its leaves could anchor suffices.
 The same carrying code, and the constructors of its classes, must not hold arithmetic no
 paper can mean (`senseless_findings`): a size computed by true division for a call that takes
 sizes (`nn.Linear(d, n_heads / d_head)`, `x.view(b, t, heads / d_head)` refuse the float at
-run time) or for an attribute the repository takes as a size, an expression minus itself, or
-a divergence summed from two log-probabilities.
+run time) or for an attribute the repository takes as a size, an expression minus itself, a
+divergence summed from two log-probabilities, or layers stacked or applied one after another
+whose sizes do not chain (`alignment_layers`).
 """
 
 from __future__ import annotations
@@ -545,7 +546,8 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     an attribute that the repository sets only by true division, in whatever file), which
     fails at run time;
     an expression minus (or over) itself, always 0 (or 1); a divergence of two
-    distributions computed as the sum of their log-probabilities."""
+    distributions computed as the sum of their log-probabilities; two layers, one fed what
+    the other gives, whose sizes differ."""
     if claim.dimension not in (Dimension.D1, Dimension.D2):
         return []
     for d in _with_constructors(index, carriers(index, check)):
