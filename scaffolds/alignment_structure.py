@@ -582,7 +582,7 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
             if _summed_log_ratio(node):
                 return [(f"the code adds log-probabilities for a divergence or log-ratio at "
                          f"{where} ({expression_text(node)}): it is their difference", where)]
-        if (unchained := _unchained_in(module, d)) is not None:
+        if (unchained := _unchained_in(index, module, d)) is not None:
             before, gives, after, takes = unchained
             where = f"{d.file}:{after.lineno}"
             return [(f"the code applies {expression_text(after)}, which takes {takes}, to what "
@@ -615,12 +615,21 @@ def _summed_log_ratio(node: ast.AST) -> bool:
         all(sign > 0 and "log" in ast.unparse(term).lower() for term, sign in terms)
 
 
-def _unchained_in(module: ast.Module | None, d: Definition
+def _unchained_in(index: RepoIndex, module: ast.Module | None, d: Definition
                   ) -> tuple[ast.Call, int, ast.Call, int] | None:
     """Two layers of a method's class that the method applies one to what the other gave,
-    with sizes that do not chain (`alignment_layers.unchained_applications`)."""
+    with sizes that do not chain (`alignment_layers.unchained_applications`; cached)."""
     if module is None or d.kind != "method":
         return None
+    cache = index.cache.setdefault("alignment_unchained", {})
+    if (d.file, d.qualname) not in cache:
+        cache[d.file, d.qualname] = _unchained_method(module, d)
+    return cache[d.file, d.qualname]
+
+
+def _unchained_method(module: ast.Module, d: Definition
+                      ) -> tuple[ast.Call, int, ast.Call, int] | None:
+    """`unchained_applications` of the method `d` in its class."""
     for cls in ast.walk(module):
         if isinstance(cls, ast.ClassDef) and cls.lineno <= d.start <= (cls.end_lineno or 0):
             for method in cls.body:
