@@ -1526,9 +1526,11 @@ def default_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext,
 
 def always_default(index: RepoIndex, a: Assignment) -> bool:
     """The function whose parameter default `a` is is called, and no call can pass that
-    parameter: no keyword of its name anywhere, no call of the function with as many
-    positional arguments, none that unpacks its arguments."""
-    if any(b.source == "kwarg" and b.name == a.name for b in index.assignments):
+    parameter: no keyword of its name anywhere, no key of its name in a configuration file
+    or on the command line (a config system may pass it: `instantiate(cfg.env)`), no call
+    of the function with as many positional arguments, none that unpacks its arguments."""
+    if any(b.name == a.name and b.source in ("kwarg", "config", "argparse")
+           for b in index.assignments):
         return False
     parts = a.path.split(".")
     function = parts[-2]

@@ -1079,6 +1079,8 @@ def test_a_setting_named_with_the_quantitys_words_alone_is_what_runs(
     ("40", "SokobanEnv(config, num_boxes=config.num_boxes)", False),
     ("40", "SokobanEnv(config, (8, 8), 4)", False),
     ("40", "SokobanEnv(*args)", False),
+    # a configuration file's key of the parameter's name: a config system may pass it
+    ("40", "instantiate(config.env)", False),
 ])
 def test_a_default_every_call_keeps_is_what_runs(tmp_path: Path, default: str, call: str,
                                                  fails: bool) -> None:
@@ -1089,6 +1091,11 @@ def test_a_default_every_call_keeps_is_what_runs(tmp_path: Path, default: str, c
         f"class SokobanEnv:\n    def __init__(self, config, dim_maze=(8, 8), num_boxes={default}):"
         "\n        self.num_boxes = num_boxes\n")
     (tmp_path / "main.py").write_text(f"def main(config, args):\n    return {call}\n")
+    if call.startswith("instantiate"):
+        (tmp_path / "main.py").write_text("def main(config):\n    env = SokobanEnv(config)\n"
+                                          "    return instantiate(config.env)\n")
+        (tmp_path / "env.yaml").write_text("env:\n  _target_: env.SokobanEnv\n"
+                                           "  num_boxes: 4\n")
     claim = toy_claim("toy-D1-001", "Sokoban: an 8x8 grid world with 4 boxes")
     found = alignment_values.default_conflicts(
         RepoIndex.build(tmp_path), claim, alignment_values.claim_context(claim.text))
