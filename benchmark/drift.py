@@ -52,6 +52,7 @@ from sabench.verifiers.files import read_json
 from sabench.verifiers.index import parse_python
 from sabench.verifiers.numbers import GROUPED_THOUSANDS
 from sabench.verifiers.spec import Claim, PaperSpec
+from sabench.verifiers.stubs import stub_reason
 from sabench.verifiers.terms import term_set
 
 OFFICIAL_PASS = 0.5
@@ -260,6 +261,10 @@ def _tenfold(number: str) -> str:
     return str(int(value)) if value.is_integer() and "." not in number else f"{value:.10g}"
 
 
+#: What a function that already does nothing is (`verifiers.stubs.stub_reason`).
+_NOTHING = ("empty body", "raises NotImplementedError")
+
+
 def drift_stub(repo: Path, site: Site, rng: random.Random) -> bool:
     """The function that holds the evidence replaced by a stub; not one that already does
     nothing (an abstract method's docstring, `pass`, `...`, a raise of
@@ -275,24 +280,12 @@ def drift_stub(repo: Path, site: Site, rng: random.Random) -> bool:
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body and \
                     node.lineno <= end and (node.end_lineno or node.lineno) >= start and \
-                    not all(map(_does_nothing, node.body)):
+                    stub_reason(node) not in _NOTHING:
                 body_start = node.body[0].lineno - 1
                 indent = re.match(r"\s*", lines[body_start]).group(0)
                 lines[body_start:node.end_lineno] = [f"{indent}raise NotImplementedError\n"]
                 write_lines(repo, rel, lines)
                 return True
-    return False
-
-
-def _does_nothing(statement: ast.stmt) -> bool:
-    """A docstring, `pass`, `...`, or a raise of NotImplementedError."""
-    if isinstance(statement, ast.Pass):
-        return True
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
-        return isinstance(statement.value.value, str) or statement.value.value is Ellipsis
-    if isinstance(statement, ast.Raise) and statement.exc is not None:
-        raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
-        return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
     return False
 
 

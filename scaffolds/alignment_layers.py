@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from sabench.verifiers.stubs import call_name
+
 #: Layers by what they take and give: the keyword of each size and its position.
 TAKES_AND_GIVES = {name: (("in_features", 0), ("out_features", 1))
                    for name in ("Linear", "Bilinear")} | {
@@ -37,7 +39,7 @@ PASSES_ITS_SIZE = frozenset({
 def unchained_layers(node: ast.AST) -> tuple[ast.Call, int, ast.Call, int] | None:
     """(layer, size it gives, next sized layer, size it takes) for the first two layers of a
     `Sequential` stack whose sizes, both written as numbers, differ."""
-    if not (isinstance(node, ast.Call) and _name(node) == "Sequential"):
+    if not (isinstance(node, ast.Call) and call_name(node) == "Sequential"):
         return None
     layers = node.args
     if len(layers) == 1 and isinstance(layers[0], ast.Starred) and \
@@ -45,7 +47,7 @@ def unchained_layers(node: ast.AST) -> tuple[ast.Call, int, ast.Call, int] | Non
         layers = layers[0].value.elts  # `nn.Sequential(*[...])`
     given: tuple[ast.Call, int | None] | None = None  # the last sized layer and what it gives
     for layer in layers:
-        name = _name(layer) if isinstance(layer, ast.Call) else ""
+        name = call_name(layer) if isinstance(layer, ast.Call) else ""
         if name in PASSES_ITS_SIZE:
             continue
         if name not in SIZED_LAYERS:
@@ -66,15 +68,9 @@ def _broken(given: tuple[ast.Call, int | None] | None, layer: ast.Call, takes: i
     return given[0], given[1], layer, takes
 
 
-def _name(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else \
-        func.id if isinstance(func, ast.Name) else ""
-
-
 def _sizes(layer: ast.Call) -> tuple[int | None, int | None]:
     """What a layer of `SIZED_LAYERS` takes and gives, where written as numbers."""
-    name = _name(layer)
+    name = call_name(layer)
     if name in TAKES_AND_GIVES:
         takes, gives = TAKES_AND_GIVES[name]
         return _size(layer, *takes), _size(layer, *gives)
@@ -143,7 +139,7 @@ def _built_layers(cls: ast.ClassDef) -> dict[str, ast.Call]:
                     target.value.id == "self":
                 if target.attr in seen:
                     found.pop(target.attr, None)  # bound twice: not one layer
-                elif isinstance(node.value, ast.Call) and _name(node.value) in (
+                elif isinstance(node.value, ast.Call) and call_name(node.value) in (
                         SIZED_LAYERS | PASSES_ITS_SIZE):
                     found[target.attr] = node.value
                 seen.add(target.attr)
@@ -168,11 +164,11 @@ def _applied(value: ast.AST, layers: dict[str, ast.Call],
         func = call.func
         layer = layers.get(func.attr) if isinstance(func, ast.Attribute) and \
             isinstance(func.value, ast.Name) and func.value.id == "self" else None
-        if layer is None and _name(call) in PASSING_FUNCTIONS:
+        if layer is None and call_name(call) in PASSING_FUNCTIONS:
             continue
         if layer is None:
             return None, None  # another call: its size is not known
-        if _name(layer) in PASSES_ITS_SIZE:
+        if call_name(layer) in PASSES_ITS_SIZE:
             continue
         takes, gives = _sizes(layer)
         if (broken := _broken(last, layer, takes)) is not None:

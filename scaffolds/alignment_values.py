@@ -33,6 +33,7 @@ from sabench.verifiers.numbers import (
     number_keys,
 )
 from sabench.verifiers.spec import Claim, Dimension
+from sabench.verifiers.stubs import call_name
 from sabench.verifiers.terms import split_identifier, term_set, word_terms
 from sabench.verifiers.types import EvidenceKind
 
@@ -1552,12 +1553,9 @@ def _calls_by_name(index: RepoIndex) -> dict[str, list[tuple[int, bool]]]:
             module = python_module(index, file, tests=False)
             for node in ast.walk(module) if module is not None else ():
                 if isinstance(node, ast.Call):
-                    func = node.func
-                    name = func.attr if isinstance(func, ast.Attribute) else \
-                        func.id if isinstance(func, ast.Name) else ""
                     unpacked = any(isinstance(arg, ast.Starred) for arg in node.args) or \
                         any(kw.arg is None for kw in node.keywords)
-                    found.setdefault(name, []).append((len(node.args), unpacked))
+                    found.setdefault(call_name(node), []).append((len(node.args), unpacked))
     return found
 
 
