@@ -228,6 +228,8 @@ def value_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
     seen = {f.where for f in out}
     out += [f for f in evidence_conflicts(index, claim, check, values, context, paper)
             if f.where not in seen]
+    seen = {f.where for f in out}
+    out += [f for f in sibling_conflicts(index, claim, context, paper) if f.where not in seen]
     # The values the claim states (not its labels, years or model names): none set in code.
     if claim.dimension == Dimension.D1 and values and \
             not any(v.keys & view(index).code_numbers for v in values):
@@ -269,6 +271,53 @@ def settings_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext,
             out.append(conflict(claim, a, " is the setting of what the claim states as "
                                           f"{value.text}"))
     return out
+
+
+def sibling_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext,
+                      paper: PaperValues | None = None) -> list[Finding]:
+    """A setting of the claim's quantity holds the claim's value in one place and, under the
+    same name in another, a number that no claim of the paper states: the sections of a
+    configuration may set a quantity for each stage or task the paper describes, each to the
+    paper's value for it (which `settings_conflicts` accepts wherever one holds the claim's),
+    but a value the paper gives nowhere is no stage's; it departs from the paper."""
+    out = []
+    stated_anywhere = frozenset(paper or ()) | mentioned_numbers(claim.text) | {"0", "1"}
+    paper_terms = frozenset(t for held in (paper or {}).values() for _, _, c in held
+                            for t in c.terms)
+    counted = stated_values(claim.text, small=True)
+    for value in counted:
+        if value.trivial or value.unit or value.per:
+            continue
+        # the quantity read with the claim's head ("Learning rate schedule: max = 4e-4")
+        headed = replace(value, quantity=value.quantity | context.head)
+        settings = [a for a in _settings(index) if _configures(a, value, counted, claim,
+                                                               context)] or \
+            [a for a in _settings(index) if spells_quantity(a.name, headed)]
+        names = {a.name for a in settings if a.numbers & value.keys}
+        odd = [a for a in settings if a.name in names and (scalar(a) or config_scalar(a)) and
+               not a.numbers & stated_anywhere and in_namespace(a, context.terms) and
+               not numbered_otherwise(a, context) and
+               not another_configuration(index, a, context.terms, paper_terms)]
+        if odd:
+            out.append(conflict(claim, odd[0], f", which no claim of the paper states, while "
+                                               f"another {odd[0].name} holds {value.text}"))
+    return out
+
+
+def numbered_otherwise(a: Assignment, context: ClaimContext) -> bool:
+    """A section above `a` is a numbered label the claim does not write (`stage1.lr` for a
+    claim about stage 2): another stage's setting."""
+    return any(f"{word}{number}" not in context.joined for section in a.path.split(".")[:-1]
+               for word, number in re.findall(r"([a-z]+)_?(\d+)", section.lower()))
+
+
+def another_configuration(index: RepoIndex, a: Assignment, claim: frozenset[str],
+                          paper: frozenset[str]) -> bool:
+    """`a` is set in a function named for something else the paper describes and the claim
+    does not (`get_dense_400b_config` for a claim about the MoE model)."""
+    owner = index.enclosing(a.file, a.line)
+    return owner is not None and any(covered(t, paper) and not covered(t, claim)
+                                     for t in name_terms(owner.name) - GENERIC)
 
 
 def scoped(a: Assignment, value: StatedValue) -> bool:

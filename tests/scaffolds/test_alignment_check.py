@@ -1137,6 +1137,46 @@ def test_one_global_setting_may_hold_another_stages_stated_value(
         (["config.py:2"] if fails else [])
 
 
+def sibling_conflicts(repo: Path, text: str, *others: str) -> list[str]:
+    """Where the sibling rule finds conflicts for a claim of `text` in a paper whose other
+    claims are `others`."""
+    claim = toy_claim("toy-D1-001", text)
+    found = alignment_values.sibling_conflicts(
+        RepoIndex.build(repo), claim, alignment_values.claim_context(claim.text),
+        alignment_values.paper_values([text, *others]))
+    return [f.where for f in found]
+
+
+LEARNING_RATE = "Learning rate schedule: cosine decay, max = 4e-4, min = 4e-5"
+SUDOKU = "Sudoku training: learning rate = 0.001, batch size = 128, epochs = 300"
+
+
+@pytest.mark.parametrize(("section", "fails"), [
+    ("training:\n  learning_rate: 0.004\n", True),  # a value the paper gives nowhere
+    ("training:\n  learning_rate: 0.001\n", False),  # the Sudoku stage's, as stated
+    ("sudoku:\n  learning_rate: 0.003\n", False),  # another stage's section
+    ("stage1:\n  learning_rate: 0.003\n", False),  # a numbered one the claim does not name
+])
+def test_a_setting_whose_sibling_holds_the_claims_value_holds_no_value_of_its_own(
+        tmp_path: Path, section: str, fails: bool) -> None:
+    # the defaults hold the paper's learning rate; a section beside them holds another
+    (tmp_path / "config.yaml").write_text(f"{section}pretraining:\n  learning_rate: 4.0e-4\n")
+    assert sibling_conflicts(tmp_path, LEARNING_RATE, SUDOKU) == \
+        (["config.yaml:2"] if fails else [])
+
+
+@pytest.mark.parametrize(("function", "fails"), [("get_training_config", True),
+                                                 ("get_sudoku_training_config", False)])
+def test_a_sibling_set_for_another_configuration_of_the_paper_is_not_the_claims(
+        tmp_path: Path, function: str, fails: bool) -> None:
+    # a function named for the Sudoku runs builds their settings, whatever they hold
+    (tmp_path / "config.py").write_text(
+        "class TrainingConfig:\n    learning_rate: float = 4e-4\n\n\n"
+        f"def {function}():\n    return TrainingConfig(learning_rate=3e-3)\n")
+    assert sibling_conflicts(tmp_path, LEARNING_RATE, SUDOKU) == \
+        (["config.py:6"] if fails else [])
+
+
 def test_a_sum_with_a_constant_keeps_the_papers_signs(tmp_path: Path) -> None:
     # the constant pairs with the constant, `alpha` is `alpha_k` with its index dropped
     claim = toy_claim("toy-D2-001", "Noise schedule signal fraction: kept signal = "
