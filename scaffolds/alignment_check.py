@@ -34,6 +34,7 @@ from sabench.scaffolds import alignment_arguments as arguments
 from sabench.scaffolds import alignment_formulas as formulas
 from sabench.scaffolds import alignment_idioms as idioms
 from sabench.scaffolds import alignment_rules as rules
+from sabench.scaffolds import alignment_sizes as sizes
 from sabench.scaffolds import alignment_structure as structure
 from sabench.scaffolds import alignment_twins as twins
 from sabench.scaffolds import alignment_values as values
@@ -147,7 +148,8 @@ def rule_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
         found, bound = values.value_findings(index, claim, check, paper)
         seen = {f.where for f in found}
         found += [f for f in [*arguments.argument_findings(index, claim, check),
-                              *variants.variant_findings(index, claim)]
+                              *variants.variant_findings(index, claim),
+                              *sizes.size_findings(index, claim)]
                   if f.where not in seen]
     if "stub" in rules_on:
         found += rules.stub_findings(index, claim, check)

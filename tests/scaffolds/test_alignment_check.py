@@ -11,7 +11,7 @@ import pytest
 from sabench.benchmark.dataset import load_paper
 from sabench.benchmark.demo_run import drifted_claims
 from sabench.scaffolds import alignment_rules as rules
-from sabench.scaffolds import alignment_values
+from sabench.scaffolds import alignment_sizes, alignment_values
 from sabench.scaffolds.alignment_check import (
     CHECKERS,
     UnknownChecker,
@@ -1175,6 +1175,25 @@ def test_a_sibling_set_for_another_configuration_of_the_paper_is_not_the_claims(
         f"def {function}():\n    return TrainingConfig(learning_rate=3e-3)\n")
     assert sibling_conflicts(tmp_path, LEARNING_RATE, SUDOKU) == \
         (["config.py:6"] if fails else [])
+
+
+@pytest.mark.parametrize(("file", "code", "fails"), [
+    ("data.py", "def load(image):\n    return image.resize((5120, 512))\n", True),
+    ("data.py", "def load(image):\n    return image.resize((512, 512))\n", False),
+    # a pair of the size and a number on a line that speaks of nothing the claim names
+    ("data.py", "def buffer():\n    return zeros((512, 3))\n", False),
+    # the other entry is a number the claim mentions
+    ("data.py", "def load(image):\n    return image.resize((512, 256))\n", False),
+    ("config.yaml", "vae:\n  image_resolution: [512, 5120]\n", True),
+    ("config.yaml", "vae:\n  image_resolution: [512, 512]\n", False),
+])
+def test_a_sequence_of_the_claims_repeated_size_holds_it_in_every_entry(
+        tmp_path: Path, file: str, code: str, fails: bool) -> None:
+    (tmp_path / file).write_text(code)
+    claim = toy_claim("toy-D1-001", "Image resolution for training: 512×512, latents of 256 "
+                                    "channels")
+    found = alignment_sizes.size_findings(RepoIndex.build(tmp_path), claim)
+    assert [f.where for f in found] == ([f"{file}:2"] if fails else [])
 
 
 def test_a_sum_with_a_constant_keeps_the_papers_signs(tmp_path: Path) -> None:
