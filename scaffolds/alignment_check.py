@@ -8,6 +8,7 @@ the ids of the claims to check (a batch: the graph sends one batch per dimension
 - `alignment` (the scaffold's default): the offline judge's expected official score against a
   threshold, and the deterministic rules of `alignment_values` (values set as stated),
   `alignment_variants` (a value per model size, in that size's own section),
+  `alignment_sizes` (a size written as one number repeated, `512×512`, held in every entry),
   `alignment_rules` (no stub, not docs only, named protocol objects present, steps in order)
   `alignment_formulas` (signs, scale factors, steps that read what a later step computes)
   `alignment_structure` (code one operator away from the paper's formula, or from the

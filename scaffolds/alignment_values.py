@@ -10,7 +10,9 @@ it is the identifier the claim uses, or when all its words are the quantity's or
 (`cfg.get("steps", 50)`) and a list of the claim's values (`[128, 128, 128]`) count too, and
 indexed symbols are read as one list (`betas=(0.9, 0.95)` for "beta1=0.9, beta2=0.95").
 A parameter default that every call of its function keeps is what runs, as a setting is
-(`default_conflicts`).
+(`default_conflicts`). Sections of one configuration may set a quantity per stage, but where
+one holds the claim's value, a sibling of the same name holds a value of the paper's too,
+not one the paper states nowhere (`sibling_conflicts`).
 """
 
 from __future__ import annotations
