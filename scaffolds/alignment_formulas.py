@@ -75,7 +75,14 @@ def normalise_formula(text: str) -> str:
     text = re.sub(r"_\{([A-Za-z0-9]+)\}", r"_\1", text)  # x_{1} -> x_1
     text = re.sub(r"\^\{([^{}]+)\}", r"**(\1)", text)
     text = re.sub(r"\b([A-Za-z])\*(?=[\s,)|])", r"\1star", text)  # `y*`, the optimum: `ystar`
+    text = _NUMBER_SYMBOL.sub(r"\1*", text)  # `2η_t` is twice eta_t
     return text.replace("^", "**")
+
+
+#: A number written right before a symbol with an index or a Greek letter multiplies it
+#: (`2eta_t`, `4pi`); `1e-4`, `3D` and `2nd` are no products.
+_NUMBER_SYMBOL = re.compile(r"((?<![\w.])\d+(?:\.\d+)?)(?=[A-Za-z]_|(?:"
+                            + "|".join(sorted(set(GREEK.values()) | {"pi"})) + r")(?![a-z]))")
 
 
 #: A bracketed group with an operation in it: `(1-alpha_t)` in prose is a formula too.

@@ -651,6 +651,18 @@ def test_the_sign_and_scale_rules_read_the_papers_subscripts_and_primes() -> Non
     assert pieces[:2] == ["(s_a_init / s_a_scale) * param_stored", "x_t_1 + h**2"]
 
 
+def test_a_number_written_before_a_symbol_multiplies_it(tmp_path: Path) -> None:
+    # the paper's `2η_t` is twice eta_t, not a name the parser cannot read
+    assert formula_pieces("Memoryless schedule: σ(t)² = 2η_t, and 1e-4 in 3D")[0] == "2*eta_t"
+    memoryless = toy_claim("toy-D2-001", "Memoryless noise schedule: σ(t)² = 2η_t, so that X_0 "
+                                         "and X_1 are independent.")
+    for op in ("*", "/"):
+        result = toy_check(tmp_path / f"sched{op == '/'}", {"schedule.py": (
+            "import torch\n\n\ndef memoryless_sigma(eta_t):\n"
+            f"    return torch.sqrt(2 {op} eta_t)\n")}, memoryless)["toy-D2-001"]
+        assert ("operations" in result.findings) is (op == "/"), result.reasons
+
+
 def test_a_factor_the_claim_puts_on_both_sides_has_no_side_to_keep(tmp_path: Path) -> None:
     """nGPT's trick multiplies by `s_init` in one formula and divides by it in the next: code
     that only multiplies by it (the ratio is logged nowhere) has no factor on the wrong side."""
