@@ -287,8 +287,12 @@ def sibling_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext,
     paper_terms = frozenset(t for held in (paper or {}).values() for _, _, c in held
                             for t in c.terms)
     counted = stated_values(claim.text, small=True)
+    # names that hold a number no claim states: the rule reads nothing else (cheap to test)
+    unstated = {a.name for a in _settings(index) if (scalar(a) or config_scalar(a)) and
+                not a.numbers & stated_anywhere}
     for value in counted:
-        if value.trivial or value.unit or value.per:
+        if value.trivial or value.unit or value.per or not unstated & {
+                a.name for a in _settings(index) if a.numbers & value.keys}:
             continue
         # the quantity read with the claim's head ("Learning rate schedule: max = 4e-4")
         headed = replace(value, quantity=value.quantity | context.head)
