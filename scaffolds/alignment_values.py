@@ -288,8 +288,7 @@ def sibling_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext,
                             for t in c.terms)
     counted = stated_values(claim.text, small=True)
     # names that hold a number no claim states: the rule reads nothing else (cheap to test)
-    unstated = {a.name for a in _settings(index) if (scalar(a) or config_scalar(a)) and
-                not a.numbers & stated_anywhere}
+    unstated = {a.name for a in _settings(index) if _unstated(a, stated_anywhere)}
     for value in counted:
         if value.trivial or value.unit or value.per or not unstated & {
                 a.name for a in _settings(index) if a.numbers & value.keys}:
@@ -300,14 +299,18 @@ def sibling_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext,
                                                                context)] or \
             [a for a in _settings(index) if spells_quantity(a.name, headed)]
         names = {a.name for a in settings if a.numbers & value.keys}
-        odd = [a for a in settings if a.name in names and (scalar(a) or config_scalar(a)) and
-               not a.numbers & stated_anywhere and in_namespace(a, context.terms) and
-               not numbered_otherwise(a, context) and
+        odd = [a for a in settings if a.name in names and _unstated(a, stated_anywhere) and
+               in_namespace(a, context.terms) and not numbered_otherwise(a, context) and
                not another_configuration(index, a, context.terms, paper_terms)]
         if odd:
             out.append(conflict(claim, odd[0], f", which no claim of the paper states, while "
                                                f"another {odd[0].name} holds {value.text}"))
     return out
+
+
+def _unstated(a: Assignment, stated: frozenset[str]) -> bool:
+    """`a` sets one number, and not one of `stated`."""
+    return (scalar(a) or config_scalar(a)) and not a.numbers & stated
 
 
 def numbered_otherwise(a: Assignment, context: ClaimContext) -> bool:
