@@ -1445,7 +1445,7 @@ def _sections(a: Assignment) -> list[str]:
 def in_namespace(a: Assignment, claim: frozenset[str]) -> bool:
     """The name's namespace (`TrainConfig`, `optimizer`, `scatter`) is generic or named by
     the claim: `scatter.s` is not the claim's `s`."""
-    space = frozenset(t for part in a.path.split(".")[:-1] for t in name_terms(part))
+    space = frozenset(t for part in _sections(a) for t in name_terms(part))
     return all(covered(t, claim) for t in space - GENERIC)
 
 

@@ -1447,6 +1447,21 @@ def test_a_name_in_the_claims_words_is_its_identifiers_quantity(tmp_path: Path) 
                            40) == [False, True]
 
 
+@pytest.mark.parametrize(("method", "claims"), [("__post_init__", True), ("__init__", True),
+                                                ("build_sudoku", False)])
+def test_a_setting_made_in_a_constructor_is_in_its_classs_section(
+        tmp_path: Path, method: str, claims: bool) -> None:
+    # a constructor says when the class sets its fields, not for what: the weight decay
+    # `__post_init__` sets is the configuration's, one that `build_sudoku` sets is not
+    (tmp_path / "config.py").write_text(
+        "class Config:\n    weight_decay: float = 0.0\n\n"
+        f"    def {method}(self):\n        self.weight_decay = 1\n")
+    text = "Optimizer: AdamW with weight_decay=0.1 for the baseline, 0.0 for ours"
+    setting = next(a for a in RepoIndex.build(tmp_path).assignments if a.line == 5)
+    assert alignment_values.in_namespace(
+        setting, alignment_values.claim_context(text).terms) is claims
+
+
 TOKENS_CLAIM = ("Latent token counts: the low-resolution phase (128x128 input, 8x8 latent grid) "
                 "uses 64 tokens.")
 
