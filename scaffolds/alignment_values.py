@@ -421,7 +421,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out += [f for f in drifted_list_conflicts(index, claim, near, context, mentioned)
             if f.where not in {g.where for g in out}]  # a long list both list rules read
     out += range_conflicts(claim, near, context)
-    out += normal_std_conflicts(claim, near, mentioned)
+    out += normal_std_conflicts(index, claim, near, windows, mentioned)
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
@@ -633,16 +633,17 @@ _NORMAL = re.compile(r"(?<![\w.])(?:N|Normal|Gaussian)\s*\(\s*-?[\d.]+\s*,\s*(?:
 _STD_NAMES = frozenset({"std", "stddev", "sigma", "initializer_range"})
 
 
-def normal_std_conflicts(claim: Claim, near: list[Assignment], mentioned: frozenset[str]
+def normal_std_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
+                         windows: list[tuple[str, int, int]], mentioned: frozenset[str]
                          ) -> list[Finding]:
     """Where a claim that draws from a normal distribution written with its variance as a
-    square (`N(0, 0.02^2)`) is implemented, a standard deviation (`std=0.2`, `init_std`) holds
-    a number the claim never mentions: the square's base is that deviation, whatever the
-    claim calls it."""
+    square (`N(0, 0.02^2)`) is implemented (near the evidence `windows`, or in the functions
+    that hold them), a standard deviation (`std=0.2`, `init_std`) holds a number the claim
+    never mentions: the square's base is that deviation, whatever the claim calls it."""
     stds = {normalise(float(m.group(1))) for m in _NORMAL.finditer(claim.text)}
     if not stds:
         return []
-    for a in near:
+    for a in near + in_functions(index, windows):
         parts = {p.lower() for p in split_identifier(a.name)}
         if a.name.lower() not in _STD_NAMES and not parts & {"std", "stddev"}:
             continue
@@ -652,6 +653,16 @@ def normal_std_conflicts(claim: Claim, near: list[Assignment], mentioned: frozen
                                        f"deviation of the claim's normal distribution, "
                                        f"{' or '.join(sorted(stds))}")]
     return []
+
+
+def in_functions(index: RepoIndex, windows: list[tuple[str, int, int]]) -> list[Assignment]:
+    """The assignments of the functions that hold the windows' first lines: the code that
+    implements a claim is a function, of which a window shows a few lines (a branch of an
+    initialisation may lie below the window that shows the other)."""
+    spans = {(d.file, d.start, d.end) for f, start, _ in windows
+             if (d := index.enclosing(f, start)) is not None}
+    return [a for a in index.assignments
+            if any(a.file == f and start <= a.line <= end for f, start, end in spans)]
 
 
 def _emptied(pair: list[float], low: float, high: float) -> bool:

@@ -899,6 +899,26 @@ def test_a_value_set_where_the_claim_is_implemented_is_read_however_it_is_writte
     assert drifted_and_faithful(tmp_path, claim, code, good, bad) == (True, False)
 
 
+@pytest.mark.parametrize(("embedding_std", "fails"), [("0.2", True), ("0.02", False),
+                                                     ("1.0 / math.sqrt(d_model)", False)])
+def test_the_function_that_holds_the_evidence_initialises_as_the_claims_normal_does(
+        tmp_path: Path, embedding_std: str, fails: bool) -> None:
+    # the evidence shows the linear layers' branch; the embeddings' branch, further down the
+    # same function, draws from the claim's normal distribution as well
+    padding = "".join(f"    # note {i}\n" for i in range(12))
+    (tmp_path / "model.py").write_text(
+        "import math\n\nimport torch.nn as nn\n\n\ndef init_weights(module, d_model):\n"
+        "    if isinstance(module, nn.Linear):\n"
+        "        nn.init.normal_(module.weight, mean=0.0, std=0.02)\n" + padding +
+        "    if isinstance(module, nn.Embedding):\n"
+        f"        nn.init.normal_(module.weight, mean=0.0, std={embedding_std})\n")
+    claim = toy_claim("toy-D1-001", "Weight initialization: GPT uses N(0, 0.02^2)")
+    found = alignment_values.normal_std_conflicts(
+        RepoIndex.build(tmp_path), claim, [], [("model.py", 6, 9)],
+        alignment_values.mentioned_numbers(claim.text))
+    assert [f.where for f in found] == (["model.py:22"] if fails else [])
+
+
 def test_adams_betas_hold_no_number_above_one_in_any_stage(tmp_path: Path) -> None:
     # Adam's betas lie in [0, 1) in every stage, though another stage's section is not the
     # claim's; a KL weight `kl_beta` is no Adam beta and may be above one
