@@ -7,8 +7,8 @@ whose name is a word of the claim (`uniform`, `resize`) and whose literal number
 numbers the claim states, but also one the claim never mentions, sets the claim's values
 otherwise: `uniform(0.0, 100)` draws from another range than [0, 10]. A range is compared
 as a range: `uniform(0, 100)` is not [0, 10] even where the claim mentions 100 elsewhere
-("d=100"), when it keeps one end of a range the claim states and moves the other. Classes are
-left out:
+("d=100"), when it keeps one end of a range the claim states and moves the other, anywhere in
+the functions the windows show (the draw may lie below the window). Classes are left out:
 a layer's constructor takes its sizes (`_DownsampleBlock(256, 512)` channels), which
 coincide with the sizes a claim states (256×256 images) without setting them.
 """
@@ -21,7 +21,12 @@ from collections.abc import Iterator
 
 from sabench.scaffolds.alignment_formulas import python_module
 from sabench.scaffolds.alignment_rules import GENERIC, Finding, covered
-from sabench.scaffolds.alignment_values import RANGE_END, mentioned_numbers, range_end
+from sabench.scaffolds.alignment_values import (
+    RANGE_END,
+    function_spans,
+    mentioned_numbers,
+    range_end,
+)
 from sabench.verifiers.checks import ClaimCheck
 from sabench.verifiers.index import RepoIndex, const_value
 from sabench.verifiers.numbers import normalise
@@ -53,6 +58,9 @@ def argument_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> list
             return [Finding("value_conflict", f"{name}(...) at {where} takes {unstated[0]:g}, "
                                               "which the claim does not state, beside its "
                                               f"{', '.join(f'{n:g}' for n in stated)}", where)]
+    # a draw from a range may lie further down the function a window shows
+    for file, call in _calls_in_functions(index, check) if ranges else ():
+        name = call_name(call)
         moved = _range_moved(call, ranges) if "uniform" in name.lower() else None
         if moved:
             where = f"{file}:{call.lineno}"
@@ -97,6 +105,17 @@ def _calls_in_windows(index: RepoIndex, check: ClaimCheck) -> Iterator[tuple[str
         for call in _calls(index, e.file):
             if e.start_line <= call.lineno <= e.end_line:
                 yield e.file, call
+
+
+def _calls_in_functions(index: RepoIndex, check: ClaimCheck
+                        ) -> Iterator[tuple[str, ast.Call]]:
+    """The calls of the best evidence windows and of the functions they show lines of."""
+    windows = [(e.file, e.start_line, e.end_line) for e in check.evidence[:2]]
+    spans = set(windows) | function_spans(index, windows)
+    for file in sorted({f for f, _, _ in spans}):
+        for call in _calls(index, file):
+            if any(f == file and start <= call.lineno <= end for f, start, end in spans):
+                yield file, call
 
 
 def _calls(index: RepoIndex, file: str) -> list[ast.Call]:

@@ -13,8 +13,8 @@ A parameter default that every call of its function keeps is what runs, as a set
 (`default_conflicts`). Sections of one configuration may set a quantity per stage, but where
 one holds the claim's value, a sibling of the same name holds a value of the paper's too,
 not one the paper states nowhere (`sibling_conflicts`). Where the claim is implemented, the
-functions that hold its evidence draw as the claim says: a normal initialisation with the
-claim's standard deviation, a uniform draw from the claim's range (`uniform_draw_conflicts`).
+functions that hold its evidence initialise as the claim says: a normal initialisation takes
+the claim's standard deviation (`normal_std_conflicts`).
 """
 
 from __future__ import annotations
@@ -424,7 +424,6 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
             if f.where not in {g.where for g in out}]  # a long list both list rules read
     out += range_conflicts(claim, near, context)
     out += normal_std_conflicts(index, claim, near, windows, mentioned)
-    out += uniform_draw_conflicts(index, claim, windows)
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
@@ -662,64 +661,16 @@ def in_functions(index: RepoIndex, windows: list[tuple[str, int, int]]) -> list[
     """The assignments of the functions that the windows show lines of: the code that
     implements a claim is a function, of which a window shows a few lines (a branch of an
     initialisation may lie below the window that shows the other)."""
-    spans = _function_spans(index, windows)
+    spans = function_spans(index, windows)
     return [a for a in index.assignments
             if any(a.file == f and start <= a.line <= end for f, start, end in spans)]
 
 
-def _function_spans(index: RepoIndex, windows: list[tuple[str, int, int]]
-                    ) -> set[tuple[str, int, int]]:
+def function_spans(index: RepoIndex, windows: list[tuple[str, int, int]]
+                   ) -> set[tuple[str, int, int]]:
+    """(file, first line, last line) of each function that the windows show a line of."""
     return {(d.file, d.start, d.end) for f, start, end in windows
             for line in range(start, end + 1) if (d := index.enclosing(f, line)) is not None}
-
-
-def uniform_draw_conflicts(index: RepoIndex, claim: Claim, windows: list[tuple[str, int, int]]
-                           ) -> list[Finding]:
-    """Where a claim that draws uniformly from a range (`uniform in [0, 10]`) is implemented
-    (the evidence `windows` and the functions that hold them), a uniform draw keeps one end
-    of the range and puts the other at a number that ends no range of the claim
-    (`rng.uniform(0, 100)`): the claim's draw, from another range."""
-    if not re.search(r"\bunif", claim.text, re.IGNORECASE):
-        return []
-    ranges = {(normalise(low), normalise(high)) for low, high, _ in
-              bounded_quantities(claim.text)}
-    # a number may end the claim's other ranges; 0 and 1 end many a draw that is no range's
-    stated = {end for pair in ranges for end in pair} | {"0", "1"}
-    spans = set(windows) | _function_spans(index, windows)
-    for file in sorted({f for f, _, _ in spans} if ranges else ()):
-        module = python_module(index, file, tests=False)
-        for node in ast.walk(module) if module is not None else ():
-            if not isinstance(node, ast.Call) or call_name(node) not in ("uniform", "uniform_") \
-                    or not any(f == file and a <= node.lineno <= b for f, a, b in spans):
-                continue
-            ends = _drawn_between(node)
-            if ends is None or ends in ranges:
-                continue
-            if any(ends[0] == low and ends[1] not in stated or
-                   ends[1] == high and ends[0] not in stated for low, high in ranges):
-                where = f"{file}:{node.lineno}"
-                return [Finding("value_conflict", f"a uniform draw from [{ends[0]}, {ends[1]}] "
-                                f"at {where}, where the claim is implemented, keeps one end "
-                                "of the range the claim states and moves the other", where,
-                                fails=claim.dimension == Dimension.D1)]
-    return []
-
-
-def _drawn_between(node: ast.Call) -> tuple[str, str] | None:
-    """The two ends a uniform draw takes, written as numbers: `uniform(low, high)`,
-    `nn.init.uniform_(weight, a, b)` or by keyword (`low=`, `high=`, `a=`, `b=`)."""
-    positional = node.args[1:3] if call_name(node) == "uniform_" else node.args[:2]
-    named = {k.arg: k.value for k in node.keywords}
-    low = positional[0] if positional else named.get("low", named.get("a"))
-    high = positional[1] if len(positional) > 1 else named.get("high", named.get("b"))
-    try:
-        numbers = [ast.literal_eval(e) for e in (low, high) if e is not None]
-    except ValueError:
-        return None
-    if len(numbers) != 2 or not all(isinstance(n, (int, float)) and not isinstance(n, bool)
-                                    for n in numbers):
-        return None
-    return normalise(float(numbers[0])), normalise(float(numbers[1]))
 
 
 def _emptied(pair: list[float], low: float, high: float) -> bool:

@@ -6,6 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from sabench.scaffolds.alignment_arguments import argument_findings
+from sabench.verifiers.checks import ClaimCheck
+from sabench.verifiers.index import RepoIndex
+from sabench.verifiers.spec import Dimension
+from sabench.verifiers.types import Evidence
+
 from .test_alignment_check import toy_check, toy_claim
 
 UNIFORM = toy_claim("toy-D1-001", "Covariance diagonal: the first k entries are drawn "
@@ -35,6 +41,21 @@ def test_a_range_is_compared_as_a_range(tmp_path: Path, high: str, fails: bool) 
     if fails:
         assert any("draws from [0, 100], but the claim states [0, 10]" in r
                    for r in result.reasons), result
+
+
+@pytest.mark.parametrize(("high", "fails"), [("10.0", False), ("100.0", True)])
+def test_a_range_is_compared_in_the_whole_function_a_window_shows(
+        tmp_path: Path, high: str, fails: bool) -> None:
+    # the best window shows the function's head; the draw lies further down in it
+    claim = toy_claim("toy-D1-001", "Configurations d=10 and d=100: the first k diagonal "
+                                    "entries are drawn uniformly from [0, 10].")
+    steps = "".join(f"    # step {i}: more set-up\n" for i in range(14))
+    code = CODE.replace("    diag[:k]", steps + "    diag[:k]")
+    (tmp_path / "data.py").write_text(code.format(high))
+    check = ClaimCheck(claim_id=claim.id, dimension=Dimension.D1,
+                       evidence=[Evidence(file="data.py", start_line=1, end_line=8)])
+    found = argument_findings(RepoIndex.build(tmp_path), claim, check)
+    assert [f.where for f in found] == (["data.py:21"] if fails else [])
 
 
 def test_a_layers_sizes_are_not_values_it_takes_from_the_claim(tmp_path: Path) -> None:

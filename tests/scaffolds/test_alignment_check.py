@@ -919,28 +919,6 @@ def test_the_function_that_holds_the_evidence_initialises_as_the_claims_normal_d
     assert [f.where for f in found] == (["model.py:22"] if fails else [])
 
 
-@pytest.mark.parametrize(("draw", "fails"), [
-    ("rng.uniform(0, 100, size=k)", True),  # one end kept, the other moved
-    ("rng.uniform(0, 10, size=k)", False),
-    ("rng.uniform(low=0, high=100, size=k)", True),
-    ("rng.uniform(0, 1, size=k)", False),  # a draw of its own: 0 and 1 end many
-    ("rng.uniform(2, 5, size=k)", False),  # no end of the claim's: another draw
-])
-def test_a_uniform_draw_where_the_claim_is_implemented_draws_from_the_claims_range(
-        tmp_path: Path, draw: str, fails: bool) -> None:
-    # the window shows the function's head; the draw is further down the same function
-    padding = "".join(f"    # step {i}\n" for i in range(12))
-    (tmp_path / "experiment.py").write_text(
-        "import numpy as np\n\n\ndef diagonal_covariance(d, k, seed=0):\n"
-        "    rng = np.random.default_rng(seed)\n    sigma2 = np.zeros(d)\n" + padding +
-        f"    sigma2[:k] = {draw}\n    return sigma2\n")
-    claim = toy_claim("toy-D1-001", "Target covariance: d=100 dimensions, the first k "
-                                    "diagonal entries uniform in [0, 10], the rest zero")
-    found = alignment_values.uniform_draw_conflicts(RepoIndex.build(tmp_path), claim,
-                                                    [("experiment.py", 4, 7)])
-    assert [f.where for f in found] == (["experiment.py:19"] if fails else [])
-
-
 def test_adams_betas_hold_no_number_above_one_in_any_stage(tmp_path: Path) -> None:
     # Adam's betas lie in [0, 1) in every stage, though another stage's section is not the
     # claim's; a KL weight `kl_beta` is no Adam beta and may be above one
