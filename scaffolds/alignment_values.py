@@ -23,6 +23,7 @@ import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
 
 from sabench.scaffolds.alignment_formulas import GREEK, python_module
 from sabench.scaffolds.alignment_rules import GENERIC, Finding, covered, name_terms
@@ -422,7 +423,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out += index_range_conflicts(claim, near)
     out += [f for f in drifted_list_conflicts(index, claim, near, context, mentioned)
             if f.where not in {g.where for g in out}]  # a long list both list rules read
-    out += range_conflicts(claim, near, context)
+    out += range_conflicts(claim, near, context, windows)
     out += normal_std_conflicts(index, claim, near, windows, mentioned)
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
@@ -599,12 +600,16 @@ def range_end(text: str) -> float:
     return float(top) / float(bottom) if bottom else float(top)
 
 
-def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext
-                    ) -> list[Finding]:
+def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext,
+                    windows: list[tuple[str, int, int]] = ()) -> list[Finding]:
     """Where the claim is implemented, a name of a quantity the claim bounds holds a number
     outside its range (`THINKING_STEPS = 50` for "thinking steps ranging from 0 to 5"): every
     word of the name but generic ones is the range's quantity's or the claim's head's, and its
-    section is the claim's (a `RobustnessConfig` has its own learning rate)."""
+    section is the claim's (a `RobustnessConfig` has its own learning rate), or is named as a
+    module of the evidence `windows` is (a `dynamics` section for the code of
+    `training_dynamics.py`: the repository's own name for what implements the claim)."""
+    owners = context.terms | frozenset(t for f, _, _ in windows if f.endswith(".py")
+                                       for t in name_terms(PurePosixPath(f).stem))
     for low, high, quantity in bounded_quantities(claim.text):
         words = quantity | context.head
         for a in near:
@@ -614,7 +619,7 @@ def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext
                 continue
             number = held_number(a)
             if number is not None and not low <= number <= high and \
-                    _section_is_claims(a, context.terms):
+                    _section_is_claims(a, owners):
                 return [conflict(claim, a, ", where the claim is implemented, is outside the "
                                            f"range [{low:g}, {high:g}] the claim states")]
             # a pair that keeps one end of the claim's range and is no range at all is the

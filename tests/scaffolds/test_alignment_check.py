@@ -919,6 +919,24 @@ def test_the_function_that_holds_the_evidence_initialises_as_the_claims_normal_d
     assert [f.where for f in found] == (["model.py:22"] if fails else [])
 
 
+@pytest.mark.parametrize(("module", "fails"), [("training_dynamics.py", True),
+                                               ("robustness.py", False)])
+def test_a_section_named_as_the_module_that_implements_the_claim_is_the_claims(
+        tmp_path: Path, module: str, fails: bool) -> None:
+    # the repository calls the claim's code `dynamics`; its section of the configuration is
+    # the claim's, another module's is not
+    (tmp_path / "config.yaml").write_text("dynamics:\n  thinking_steps: 50\n")
+    (tmp_path / module).write_text("def evaluate(levels, thinking_steps):\n    return levels\n")
+    claim = toy_claim("toy-D1-001", "Test-time compute: levels are evaluated with a number "
+                                    "of thinking steps ranging from 0 to 5")
+    index = RepoIndex.build(tmp_path)
+    near = [a for a in index.assignments if a.file == "config.yaml"]
+    found = alignment_values.range_conflicts(
+        claim, near, alignment_values.claim_context(claim.text),
+        [("config.yaml", 1, 2), (module, 1, 2)])
+    assert [f.where for f in found] == (["config.yaml:2"] if fails else [])
+
+
 def test_adams_betas_hold_no_number_above_one_in_any_stage(tmp_path: Path) -> None:
     # Adam's betas lie in [0, 1) in every stage, though another stage's section is not the
     # claim's; a KL weight `kl_beta` is no Adam beta and may be above one
