@@ -228,8 +228,10 @@ def flatten_sum(node: ast.AST, sign: int = 1) -> list[tuple[ast.AST, int]]:
 
 
 def flatten_product(node: ast.AST, exponent: int = 1) -> list[tuple[ast.AST, int]]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.MatMult)):
-        right = -exponent if isinstance(node.op, ast.Div) else exponent
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.FloorDiv,
+                                                             ast.MatMult)):
+        # an index's floor division is the paper's division (`k * N // 2` for kN/2)
+        right = -exponent if isinstance(node.op, (ast.Div, ast.FloorDiv)) else exponent
         return flatten_product(node.left, exponent) + flatten_product(node.right, right)
     return [(node, exponent)]
 

@@ -13,7 +13,8 @@ with enough anchors and one operator or one constant other than the paper's (`-`
 `/` for `*`, `sqrt(30)` for `√3`), and no expression of that shape with the paper's
 operators and constants, the claim fails (a D2 formula's, or a D1 value's): that function
 computes something else, whatever another function computes with the same terms (the loss's
-`1 - alpha_t` is no excuse for the masking's `1 + alpha_t`).
+`1 - alpha_t` is no excuse for the masking's `1 + alpha_t`). An index the paper computes in a
+subscript (`T - kN/2 - n` of `alpha_{T - kN/2 - n}`) is such a formula too.
 
 An anchoring name of two letters or more weighs 2, a constant, an operation or a one-letter
 name 1 (the same letter, or the first part of the code's name: `q` and `q_pos`); enough
@@ -110,7 +111,8 @@ def tree(node: ast.AST) -> Node:
         if len(terms) == 1 and terms[0][1] > 0:
             return tree(terms[0][0])
         return Node("sum", children=tuple((sign, tree(t)) for t, sign in terms))
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.MatMult)):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.FloorDiv,
+                                                             ast.MatMult)):
         factors = [(e, tree(f)) for f, e in flatten_product(node)]
         factors = [(e, f) for e, f in factors if not _one(f)]  # `1 / x` is `x^-1`
         if len(factors) == 1 and factors[0][0] > 0:
@@ -340,13 +342,31 @@ def claim_formulas(text: str) -> list[tuple[str, Node]]:
     found: dict[Node, str] = {}
     text = normalise_formula(paper_notation(text))
     defined = glossary(text)
-    pieces = [_SUM_OVER.sub("", p) for p in right_hand_sides(text)] + groups(text)
+    pieces = [_SUM_OVER.sub("", p) for p in right_hand_sides(text)] + groups(text) + \
+        index_expressions(text)
     for piece in dict.fromkeys(map(implicit_products, pieces)):
         parsed = longest_formula(piece)
         if parsed is not None:
             for node in _compounds(with_words(tree(parsed[1]), defined)):
                 found.setdefault(node, parsed[0])
     return [(piece, node) for node, piece in found.items()]
+
+
+def index_expressions(text: str) -> list[str]:
+    """The indices a (normalised) claim computes (`T - kN/2 - n` of `alpha_{T - kN/2 - n}`,
+    `k+1` of `tau_{k+1,0}`): the code computes them as indices, letters side by side
+    multiplying (`kN` is `k * N`)."""
+    out = []
+    for m in _INDEX.finditer(text):
+        for part in m.group(1).split(","):
+            if re.search(r"[-+*/]", part):
+                out.append(_ADJACENT_LETTERS.sub(r"\1 * \2", part.strip()))
+    return out
+
+
+#: A subscript in braces (simple ones, `x_{1}`, are `x_1` once normalised).
+_INDEX = re.compile(r"_\{([^{}]+)\}")
+_ADJACENT_LETTERS = re.compile(r"(?<![\w.])([A-Za-z])([A-Za-z])(?![\w.])")
 
 
 #: A symbol the paper defines in words: one letter, a name with an index (`Q_i`, `f_theta`)

@@ -179,6 +179,10 @@ def test_a_papers_letter_anchors_the_code_name_it_begins(tmp_path: Path) -> None
     ("Shifted sigmoid (Eq. 9): s(x) = 0.5 + 0.5 * sigmoid(x), ranging over [0.5, 1].",
      "def shifted_sigmoid(x):\n    return 0.5 + 0.5 * torch.sigmoid(x)\n",
      ("0.5 + 0.5", "0.5 - 0.5")),
+    # an index the paper computes in a subscript, its letters side by side a product, which
+    # the code computes with an integer division
+    ("Time indices: tau_{k,n} := 1 - hat_alpha_{T - kN/2 - n} for each round k and step n",
+     "def time_index(T, N, k, n):\n    return T - k * N // 2 - n\n", ("T - k", "T + k")),
 ])
 def test_formulas_are_read_as_the_paper_writes_them(tmp_path: Path, text: str, code: str,
                                                     drift: tuple[str, str]) -> None:
