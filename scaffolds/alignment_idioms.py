@@ -26,7 +26,8 @@ formula any paper states:
 - a midpoint is half a sum, not half a difference;
 - an output made of two branches' outputs adds them;
 - lists join with `+` and cannot be subtracted or divided;
-- a fraction of matches (`mean(pred == y)`) becomes a percentage by multiplying by 100;
+- a fraction of matches (`mean(pred == y)`, `correct / total`) becomes a percentage by
+  multiplying by 100;
 - a coefficient (a weight, a `lambda`) multiplies what it weighs;
 - an accumulated total (of losses, of correct answers) is divided by a count to give an
   average, never multiplied by one;
@@ -51,7 +52,7 @@ formula any paper states:
 - a pairwise preference (Bradley-Terry, Elo) is a logistic of the difference of two items'
   scores, never of their sum;
 - an error (squared, absolute, a norm) is of the difference between a quantity and its
-  estimate (`eps - eps_hat`), never of their sum;
+  estimate (`eps - eps_hat`) or its target, never of their sum;
 - a flow's velocity between two endpoints is their difference (`x1 - x0`);
 - a sample of zero-mean noise (drawn, or a noise predictor's output) scales or is added, and
   never divides;
@@ -167,8 +168,8 @@ QUALIFIERS = frozenset().union(*(a | b for a, b in VERSIONS))
 TOTALS = frozenset({"cumulative", "accumulated", "sum"})
 #: Words that are a total only beside a count's word: `correct` alone may be an accuracy.
 COUNTED = frozenset({"correct", "hits", "matches"})
-TOTALLED = frozenset({"loss", "losses", "reward", "rewards", "return", "returns", "error",
-                      "errors", "score", "scores"})
+TOTALLED = frozenset({"loss", "losses", "nll", "reward", "rewards", "return", "returns",
+                      "error", "errors", "score", "scores"})
 #: What is added up or joined whatever its version: losses and counts sum (`pos_loss +
 #: neg_loss`), collections concatenate (`pos_texts + neg_texts`).
 ADDED = frozenset({"loss", "losses", "nll", "cost", "penalty", "count", "counts", "num", "n",
@@ -687,15 +688,17 @@ def midpoint_differenced(node: ast.AST) -> str | None:
 
 
 def percent_divided(node: ast.AST) -> str | None:
-    """`accuracy = np.mean(pred == labels) / 100`: a fraction of matches divided by 100,
-    where a percentage multiplies it by 100."""
+    """`accuracy = np.mean(pred == labels) / 100`, `(correct / total) / 100`: a fraction of
+    matches divided by 100, where a percentage multiplies it by 100."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)) or \
             not (isinstance(node.right, ast.Constant) and node.right.value == 100):
         return None
     left = _strip(node.left)
     of = _operand(left) if call_name(left) == "mean" else None
+    counted = isinstance(left, ast.BinOp) and isinstance(left.op, ast.Div) and \
+        _bare(left.left) and bool(parts(left.left) & COUNTED)  # `correct / total`
     if of is not None and isinstance(of := _strip(of), ast.Compare) and \
-            isinstance(of.ops[0], ast.Eq):
+            isinstance(of.ops[0], ast.Eq) or counted:
         return "divides a fraction of matches by 100, which a percentage multiplies it by"
     return None
 
@@ -1096,6 +1099,8 @@ def _siblings(a: ast.AST, b: ast.AST) -> bool:
     return all(e.isdigit() for e in pair) or pair in ITEM_PAIRS
 
 
+#: What an estimate or a controlled quantity is compared with.
+TARGETS = VERSIONS[0][1]
 ESTIMATED = frozenset({"pred", "preds", "predicted", "hat", "estimate", "estimated",
                        "recon", "reconstructed", "theta"})
 ERRORS = frozenset({"abs", "norm", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"})
@@ -1103,15 +1108,17 @@ VELOCITIES = frozenset({"v", "u", "vt", "ut", "velocity", "vel", "flow"})
 
 
 def estimate_added_in_error(node: ast.AST) -> str | None:
-    """`((eps + eps_hat) ** 2).mean()`, `norm(x + x_hat)`: the error of an estimate taken
-    on its sum with the quantity it estimates."""
+    """`((eps + eps_hat) ** 2).mean()`, `norm(x + x_hat)`, `(x + x_target) ** 2`: the error
+    of an estimate (or of a quantity against its target) taken on their sum."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and
             _bare(node.left) and _bare(node.right)):
         return None
     left, right = parts(node.left), parts(node.right)
     marks = QUALIFIERS | ESTIMATED
     estimate = bool(left & ESTIMATED and not right & marks and right <= left or
-                    right & ESTIMATED and not left & marks and left <= right)
+                    right & ESTIMATED and not left & marks and left <= right or
+                    # what is compared with a target (`(state + target_state) ** 2`)
+                    left & TARGETS and not right & marks or right & TARGETS and not left & marks)
     parent = _parent(node)
     squared = isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Pow) and \
         isinstance(parent.right, ast.Constant) and parent.right.value == 2

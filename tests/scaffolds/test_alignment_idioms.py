@@ -58,6 +58,12 @@ def broken(code: str) -> set[str]:
     ("r = weights['w_c'] * contacts", "r = weights['w_c'] / contacts", "coefficient_divides"),
     ("avg = total_loss / max(total_tokens, 1)", "avg = total_loss * max(total_tokens, 1)",
      "total_times_count"),
+    # a negative log-likelihood is a loss, whose total a count divides
+    ("ppl_nll = total_nll / total_tokens", "ppl_nll = total_nll * total_tokens",
+     "total_times_count"),
+    # a count of correct answers over a total is a fraction of matches
+    ("acc = (total_correct / total_samples) * 100", "acc = (total_correct / total_samples) / 100",
+     "percent_divided"),
     ("acc = correct_count / total_problems", "acc = correct_count * total_problems",
      "total_times_count"),
     ("loss = criterion(low_out, low_y) + criterion(high_out, high_y)",
@@ -135,6 +141,9 @@ def broken(code: str) -> set[str]:
     ("loss = ((eps - eps_hat) ** 2).mean()", "loss = ((eps + eps_hat) ** 2).mean()",
      "estimate_added_in_error"),
     ("err = torch.norm(x - x_hat)", "err = torch.norm(x + x_hat)", "estimate_added_in_error"),
+    # what is controlled towards a target is compared with it by their difference
+    ("dev = torch.mean((controls - target_state) ** 2)",
+     "dev = torch.mean((controls + target_state) ** 2)", "estimate_added_in_error"),
     ("v = x1 - x0", "v = x1 + x0", "velocity_of_sum"),
     ("u_t = x_1 - (1 - sigma_min) * x_0", "u_t = x_1 + (1 - sigma_min) * x_0",
      "velocity_of_sum"),
