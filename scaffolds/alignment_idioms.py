@@ -936,7 +936,7 @@ def _done(node: ast.AST) -> bool:
 
 def weights_not_summing_to_one(node: ast.AST) -> str | None:
     """`(1 + t) * x0 + t * x1`, `(1 - w) * a - w * b`: two weights of a mixture that do not
-    sum to one."""
+    sum to one; `(1 - w) / a + w * b`: an operand divided where the mixture weighs it."""
     terms = _top_sum(node)
     if terms is None or len(terms) != 2:
         return None
@@ -949,7 +949,18 @@ def weights_not_summing_to_one(node: ast.AST) -> str | None:
                 plus = isinstance(factor.op, ast.Add)
                 if plus == (second_sign > 0):
                     return "weighs a mixture by weights that do not sum to one"
+                if _operand_divides(first, second):
+                    return "divides one operand of a mixture by its weight's term, where " \
+                           "each operand is multiplied by its weight"
     return None
+
+
+def _operand_divides(first: ast.AST, second: ast.AST) -> bool:
+    """Of two weighted terms `c * a` and `w * b`, each one weight times one operand, one
+    divides its operand (`(1 - w) / a + w * b`)."""
+    one, other = flatten_product(first), flatten_product(second)
+    return len(one) == len(other) == 2 and [e for _, e in one].count(-1) == 1 and \
+        all(e > 0 for _, e in other)
 
 
 def kl_signs(node: ast.AST) -> str | None:
@@ -1440,12 +1451,18 @@ def _cumulative_coefficient(node: ast.AST) -> bool:
 
 def cumulative_complement_added(node: ast.AST) -> str | None:
     """`tau = 1.0 + alpha_bar`, `1 + self._get_hat_alpha(t)`: one plus a schedule's
-    cumulative coefficient, whose complement (the noise's share) is `1 - alpha_bar`."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and any(
-            is_one(a) and _cumulative_coefficient(b)
-            for a, b in ((node.left, node.right), (node.right, node.left))):
+    cumulative coefficient, whose complement (the noise's share) is `1 - alpha_bar`; and
+    `alphas = 1.0 + betas`, where a schedule's alpha is one minus its beta."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+        return None
+    pairs = ((node.left, node.right), (node.right, node.left))
+    if any(is_one(a) and _cumulative_coefficient(b) for a, b in pairs):
         return "adds a schedule's cumulative coefficient to one, where its complement " \
                "is one minus it"
+    # a diffusion schedule's alpha is one minus its beta (`alphas = 1.0 - betas`)
+    if _assigned(node) & ALPHAS and any(
+            is_one(a) and _bare(b) and parts(b) & {"beta", "betas"} for a, b in pairs):
+        return "sets a schedule's alpha to one plus its beta, where it is one minus it"
     return None
 
 

@@ -58,6 +58,11 @@ def broken(code: str) -> set[str]:
     ("r = weights['w_c'] * contacts", "r = weights['w_c'] / contacts", "coefficient_divides"),
     ("avg = total_loss / max(total_tokens, 1)", "avg = total_loss * max(total_tokens, 1)",
      "total_times_count"),
+    # each operand of a mixture is multiplied by its weight
+    ("x_t = t * x_e + (1.0 - t) * x_s", "x_t = t * x_e + (1.0 - t) / x_s",
+     "weights_not_summing_to_one"),
+    # a diffusion schedule's alpha is one minus its beta
+    ("alphas = 1.0 - betas", "alphas = 1.0 + betas", "cumulative_complement_added"),
     # a negative log-likelihood is a loss, whose total a count divides
     ("ppl_nll = total_nll / total_tokens", "ppl_nll = total_nll * total_tokens",
      "total_times_count"),
@@ -232,6 +237,8 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
 
 @pytest.mark.parametrize("code", [
     "p = torch.clamp(p, eps, 1 - eps)",                # a bound, not a guarded quantity
+    "y = (1 - w) * a / s + w * b / s",                 # a mixture scaled as a whole
+    "alpha_post = 1 + successes",                      # a Beta posterior's count
     "dice = 2 * inter / (pred + target)",              # Dice's denominator
     "union = pred + target - inter",                   # a third term taken away
     "mid = (old + new) / 2",                           # an average
