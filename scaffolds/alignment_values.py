@@ -601,12 +601,12 @@ def range_end(text: str) -> float:
 
 
 def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext,
-                    windows: list[tuple[str, int, int]] = ()) -> list[Finding]:
+                    windows: Iterable[tuple[str, int, int]] = ()) -> list[Finding]:
     """Where the claim is implemented, a name of a quantity the claim bounds holds a number
     outside its range (`THINKING_STEPS = 50` for "thinking steps ranging from 0 to 5"): every
     word of the name but generic ones is the range's quantity's or the claim's head's, and its
-    section is the claim's (a `RobustnessConfig` has its own learning rate), or is named as a
-    module of the evidence `windows` is (a `dynamics` section for the code of
+    section is the claim's (a `RobustnessConfig` has its own learning rate) or bears the name
+    of a module that holds the evidence `windows` (a `dynamics` section for the code of
     `training_dynamics.py`: the repository's own name for what implements the claim)."""
     owners = context.terms | frozenset(t for f, _, _ in windows if f.endswith(".py")
                                        for t in name_terms(PurePosixPath(f).stem))
@@ -1467,8 +1467,8 @@ def _sections(a: Assignment) -> list[str]:
 
 
 def in_namespace(a: Assignment, claim: frozenset[str]) -> bool:
-    """The name's namespace (`TrainConfig`, `optimizer`, `scatter`) is generic or named by
-    the claim: `scatter.s` is not the claim's `s`."""
+    """The name's namespace (`TrainConfig`, `optimizer`, `scatter`; a constructor's is its
+    class's) is generic or named by the claim: `scatter.s` is not the claim's `s`."""
     space = frozenset(t for part in _sections(a) for t in name_terms(part))
     return all(covered(t, claim) for t in space - GENERIC)
 
