@@ -65,6 +65,8 @@ formula any paper states:
 - a divergence weighs the log of two distributions' ratio, never of their product;
 - a cosine similarity divides a dot product by both vectors' norms;
 - a layer's size is a multiple of a size (`4 * d_model`), never a number divided by one;
+- a frequency's exponent is a range of indices as a fraction of the size it spans
+  (`base ** (arange(0, d, 2) / d)`), never that range times the size;
 - two versions of one quantity in a ratio or under a log are divided, never multiplied;
 - an advantage weighs what it scales and is no divisor;
 - the other outcome's probability is `1 - p`: no log of `1 + p`;
@@ -1388,6 +1390,21 @@ def size_below_one(node: ast.AST) -> str | None:
     return None
 
 
+def exponent_times_size(node: ast.AST) -> str | None:
+    """`base ** (torch.arange(0, dim, 2) / dim)` written `* dim`: a frequency's exponent runs
+    over a range of indices as a fraction of the size it spans; times the size it runs off
+    any number's range."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)):
+        return None
+    factors = flatten_product(_strip(node.right))
+    ranged = any(e > 0 and call_name(_strip(f)) == "arange" for f, e in factors)
+    if ranged and any(e > 0 and _bare(f) and (parts(f) & SIZES or parts(f) == {"d"})
+                      for f, e in factors):
+        return "raises to a range of indices times a size, where the exponent is the " \
+               "indices as a fraction of the size"
+    return None
+
+
 RATIOS = frozenset({"ratio", "ratios", "rho", "importance"})
 
 
@@ -1601,4 +1618,4 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     kl_of_product, similarity_times_norm, size_below_one, versions_multiplied,
     divides_by_advantage, complement_added, cumulative_complement_added, step_toward_sum,
     offset_added_in_ratio, divides_by_decay, kernel_width_multiplies, mask_subtracted,
-    kernel_of_sum, divides_by_sample)
+    kernel_of_sum, divides_by_sample, exponent_times_size)

@@ -61,6 +61,10 @@ def broken(code: str) -> set[str]:
     # each operand of a mixture is multiplied by its weight
     ("x_t = t * x_e + (1.0 - t) * x_s", "x_t = t * x_e + (1.0 - t) / x_s",
      "weights_not_summing_to_one"),
+    # a rotary embedding's exponents are the indices as a fraction of the dimension
+    ("inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))",
+     "inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() * dim))",
+     "exponent_times_size"),
     # a diffusion schedule's alpha is one minus its beta
     ("alphas = 1.0 - betas", "alphas = 1.0 + betas", "cumulative_complement_added"),
     # a negative log-likelihood is a loss, whose total a count divides
@@ -239,6 +243,7 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "p = torch.clamp(p, eps, 1 - eps)",                # a bound, not a guarded quantity
     "y = (1 - w) * a / s + w * b / s",                 # a mixture scaled as a whole
     "alpha_post = 1 + successes",                      # a Beta posterior's count
+    "w = decay ** (torch.arange(steps) * stride)",     # decay over strided steps
     "dice = 2 * inter / (pred + target)",              # Dice's denominator
     "union = pred + target - inter",                   # a third term taken away
     "mid = (old + new) / 2",                           # an average
