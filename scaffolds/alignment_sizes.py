@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from sabench.scaffolds.alignment_formulas import python_module
 from sabench.scaffolds.alignment_rules import GENERIC, Finding
-from sabench.scaffolds.alignment_values import mentioned_numbers
+from sabench.scaffolds.alignment_values import mentioned_numbers, number_list
 from sabench.verifiers.index import RepoIndex
 from sabench.verifiers.numbers import normalise
 from sabench.verifiers.spec import Claim, Dimension
@@ -25,10 +25,6 @@ from sabench.verifiers.terms import term_set
 #: One whole number written two or more times with `×` or `x` between (`256×256`, `8x8x8`).
 REPEATED = re.compile(r"(?<![\d.])(\d+)((?:\s*[×x]\s*\1(?![\d.]))+)")
 
-
-#: A configuration value that is a flow sequence of two or more numbers.
-_NUMBER = r"-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
-CONFIG_SEQUENCE = re.compile(rf"\[\s*{_NUMBER}(?:\s*,\s*{_NUMBER})+\s*\]")
 
 
 @dataclass(frozen=True)
@@ -70,16 +66,9 @@ def sequences(index: RepoIndex) -> list[Sequence]:
     if found is None:
         found = index.cache["alignment_sequences"] = [
             s for file in index.files for s in _sequences_in(index, file)] + [
-            Sequence(a.file, a.line, numbers) for a in index.assignments
-            if a.source == "config" and (numbers := _config_sequence(a.value))]
+            Sequence(a.file, a.line, tuple(normalise(n) for n in numbers))
+            for a in index.assignments if a.source == "config" and (numbers := number_list(a))]
     return found
-
-
-def _config_sequence(value: object) -> tuple[str, ...]:
-    """A configuration file's flow sequence of numbers (`[2, 2]`, read as its text)."""
-    if not isinstance(value, str) or not CONFIG_SEQUENCE.fullmatch(value.strip()):
-        return ()
-    return tuple(normalise(float(n)) for n in value.strip()[1:-1].split(","))
 
 
 def _sequences_in(index: RepoIndex, file: str) -> list[Sequence]:
