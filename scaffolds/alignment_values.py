@@ -411,6 +411,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     near = [a for a, _ in _name_terms(index) if any(
         a.file == f and start <= a.line <= end for f, start, end in windows)]
     near += lookup_defaults(index, windows)
+    near += initialised_parameters(index, near)
     near += [labelled for a in near if (labelled := under_label(a, context)) is not None]
     near += [branch for a in near for branch in branch_values(index, a)]
     mentioned = mentioned_numbers(claim.text)
@@ -848,6 +849,69 @@ def lookup_defaults(index: RepoIndex, windows: list[tuple[str, int, int]]
                 out.append(Assignment(key.rpartition(".")[2], key, value, file, number,
                                       "default", frozenset(number_keys(text))))
     return out
+
+
+
+def initialised_parameters(index: RepoIndex, near: list[Assignment]) -> list[Assignment]:
+    """The tensors among `near` filled with one number (`self.alpha = nn.Parameter(
+    torch.full((d,), 0.05))`, `0.5 * torch.ones(d)`), as settings of that number under the
+    name and under the name's initial value (`alpha_init`): a learnable quantity's initial
+    value is the constant it is made of, which a claim writes as `alpha_init=0.05`."""
+    out = []
+    for a in near:
+        if a.value is not None or a.source != "assign":
+            continue
+        number = _filled_with(_assigned_at(index, a))
+        if number is not None:
+            keys = frozenset(number_keys(repr(number)))
+            out += [replace(a, value=number, numbers=keys),
+                    replace(a, name=f"{a.name}_init", value=number, numbers=keys)]
+    return out
+
+
+def _assigned_at(index: RepoIndex, a: Assignment) -> ast.expr | None:
+    """The expression assigned on `a`'s line of its Python file (each file's assignments
+    read once per index)."""
+    by_file = index.cache.setdefault("alignment_assigned", {})
+    if a.file not in by_file:
+        module = python_module(index, a.file, tests=False)
+        by_file[a.file] = {node.lineno: node.value for node in (
+            ast.walk(module) if module is not None else ())
+            if isinstance(node, (ast.Assign, ast.AnnAssign))}
+    return by_file[a.file].get(a.line)
+
+
+#: Constructors of a tensor of one shape, each element 1 (`ones`) or the value given (`full`).
+_ONES = frozenset({"ones", "ones_like"})
+_FULL = frozenset({"full", "full_like"})
+
+
+def _filled_with(node: ast.expr | None) -> float | None:
+    """The number a tensor is filled with: `torch.full(shape, v)`, `v * torch.ones(shape)`
+    (either side), `torch.tensor(v)`, each maybe wrapped in `nn.Parameter`."""
+    while isinstance(node, ast.Call) and call_name(node).endswith("Parameter") and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.Call) and call_name(node) in _FULL and len(node.args) >= 2:
+        return _literal(node.args[1])
+    if isinstance(node, ast.Call) and call_name(node) == "tensor" and node.args:
+        return _literal(node.args[0])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        for factor, other in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(other, ast.Call) and call_name(other) in _ONES:
+                return _literal(factor)
+    return None
+
+
+def _literal(node: ast.expr) -> float | None:
+    """A number written as a literal (maybe negative, maybe the only item of a list)."""
+    if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == 1:
+        node = node.elts[0]
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
 
 
 #: Nouns a size is counted in, not what it sizes ("128 units", "48 dims", "512 neurons").

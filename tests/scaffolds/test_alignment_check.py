@@ -3,6 +3,7 @@ faithful one with one thing broken at a time (real repositories, real index, no 
 
 from __future__ import annotations
 
+import ast
 import shutil
 from pathlib import Path
 
@@ -1536,3 +1537,48 @@ def test_a_count_the_paper_states_for_another_phase_is_no_conflict(tmp_path: Pat
                                     "tokens.")
     result = toy_check(tmp_path / "repo", tokens_repo("256"), claim, other)["toy-D1-001"]
     assert result.passed, result.reasons
+
+
+EIGEN_CLAIM = ("Eigen learning rates of the block: alpha_attn_init=0.05, alpha_mlp_init=0.05, "
+               "each a learnable vector of size d_model.")
+
+
+@pytest.mark.parametrize(("attention", "fails"), [
+    ("nn.Parameter(torch.full((d_model,), 0.05))", False),
+    ("nn.Parameter(0.05 * torch.ones(d_model))", False),
+    ("nn.Parameter(torch.full((d_model,), 0.5))", True),
+    ("nn.Parameter(torch.ones(d_model) * 0.5)", True),
+])
+def test_a_learnable_tensor_is_initialised_to_the_number_it_is_filled_with(
+        tmp_path: Path, attention: str, fails: bool) -> None:
+    # `alpha_attn` filled with 0.5 is an alpha_attn_init of 0.5, whatever the 0.05 of the
+    # MLP's vector beside it
+    files = {"block.py": ("import torch\nimport torch.nn as nn\n\n\n"
+                          "class Block(nn.Module):\n"
+                          "    def __init__(self, d_model):\n"
+                          "        super().__init__()\n"
+                          "        # eigen learning rates of the attention and MLP updates\n"
+                          f"        self.alpha_attn = {attention}\n"
+                          "        self.alpha_mlp = nn.Parameter(torch.full((d_model,), 0.05))\n"
+                          "\n"
+                          "    def forward(self, h, attn, mlp):\n"
+                          "        h = h + self.alpha_attn * (attn(h) - h)\n"
+                          "        return h + self.alpha_mlp * (mlp(h) - h)\n")}
+    claim = toy_claim("toy-D1-001", EIGEN_CLAIM)
+    result = toy_check(tmp_path / "repo", files, claim)["toy-D1-001"]
+    assert result.passed is not fails, result.reasons
+    if fails:
+        assert any("alpha_attn" in reason and "0.05" in reason for reason in result.reasons)
+
+
+def test_only_a_tensor_of_one_number_has_that_number_as_its_initial_value() -> None:
+    def filled(source: str) -> float | None:
+        return alignment_values._filled_with(ast.parse(source, mode="eval").body)
+
+    assert filled("torch.full((4, 4), -1e-4)") == -1e-4
+    assert filled("nn.Parameter(torch.tensor([0.07]))") == 0.07
+    assert filled("torch.ones(8) * 2") == 2.0
+    # a range, a random draw or a product of two tensors holds no one initial number
+    assert filled("torch.arange(0, 8, 2)") is None
+    assert filled("torch.randn(8) * 0.02") is None
+    assert filled("torch.ones(8) * scale") is None
