@@ -945,8 +945,9 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
             continue
         # a list named by a symbol alone takes the claim's head ("Guidance weights: w ∈
         # [0.0, 1.0, 4.0]")
-        changed = [(v, e) for v, e in lists if one_changed(numbers, e) and names_quantity(
-            a, v, quantity_of(v, [u for u, _ in lists], context, any_value=True), context,
+        changed = [(v, e) for v, e in lists if (one_changed(numbers, e) or repeats_one(
+            numbers, e)) and names_quantity(a, v, quantity_of(
+                v, [u for u, _ in lists], context, any_value=True), context,
             list_taken(v, lists, values, claim.text))]
         if changed:
             value, _ = changed[0]
@@ -1124,6 +1125,15 @@ def odd_element(code: list[str], stated: list[str]) -> str | None:
         return None
     odd = [x for x, y in zip(code, stated, strict=True) if x != y]
     return odd[0] if len(odd) == 1 else None
+
+
+def repeats_one(code: list | tuple, stated: list[str]) -> bool:
+    """The code's list holds a number twice where the claim's (three or more) holds each of
+    its numbers once: the settings a sweep runs are distinct, so one of the claim's was
+    overwritten (`[0.1, 0.1, 1, 10]` for "scale_factor range [0.01, 0.1, 1, 10, 100]")."""
+    held = [normalise(float(x)) for x in code]
+    return len(stated) >= 3 and len(set(stated)) == len(stated) and \
+        len(set(held)) < len(held)
 
 
 def one_changed(code: list | tuple, stated: list[str]) -> bool:

@@ -1539,6 +1539,26 @@ def test_a_count_the_paper_states_for_another_phase_is_no_conflict(tmp_path: Pat
     assert result.passed, result.reasons
 
 
+
+def test_a_sweep_that_runs_one_setting_twice_has_lost_one_of_the_claims(tmp_path: Path) -> None:
+    # the code sweeps four of the claim's five scale factors; with 0.01 overwritten by 0.1 it
+    # runs 0.1 twice, which no sweep of distinct settings does
+    sweep = toy_claim("toy-D1-001", "FacT: scale_factor range [0.01, 0.1, 1, 10, 100], "
+                                    "bottleneck range [8, 16, 32]")
+    code = ("class FactSweepConfig:\n    scale_factors = {}\n    bottlenecks = [8, 16, 32]\n"
+            "    tolerance = 0.01\n")
+    assert drifted_and_faithful(tmp_path / "sweep", sweep, code, "[0.01, 0.1, 1.0, 10.0]",
+                                "[0.1, 0.1, 1.0, 10.0]") == (True, False)
+    # a list the claim itself writes with a repeat holds it in code too
+    layers = toy_claim("toy-D1-002", "GRU encoder: hidden sizes [256, 256, 128] and ReLU")
+    code = ("import torch.nn as nn\n\n\nclass EncoderConfig:\n    hidden_sizes = {}\n"
+            "    log_every = 256\n\n\ndef gru_encoder(sizes=EncoderConfig.hidden_sizes):\n"
+            "    # GRU encoder over the hidden sizes, then ReLU\n"
+            "    grus = [nn.GRU(a, b) for a, b in zip(sizes, sizes[1:])]\n"
+            "    return nn.Sequential(*grus, nn.ReLU())\n")
+    assert drifted_and_faithful(tmp_path / "layers", layers, code, "[256, 256, 128]",
+                                "[256, 128, 128]") == (True, False)
+
 EIGEN_CLAIM = ("Eigen learning rates of the block: alpha_attn_init=0.05, alpha_mlp_init=0.05, "
                "each a learnable vector of size d_model.")
 
