@@ -411,7 +411,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     near = [a for a, _ in _name_terms(index) if any(
         a.file == f and start <= a.line <= end for f, start, end in windows)]
     near += lookup_defaults(index, windows)
-    near += initialised_parameters(index, near)
+    near += constructed_values(index, near)
     near += [labelled for a in near if (labelled := under_label(a, context)) is not None]
     near += [branch for a in near for branch in branch_values(index, a)]
     mentioned = mentioned_numbers(claim.text)
@@ -852,21 +852,41 @@ def lookup_defaults(index: RepoIndex, windows: list[tuple[str, int, int]]
 
 
 
-def initialised_parameters(index: RepoIndex, near: list[Assignment]) -> list[Assignment]:
-    """The tensors among `near` filled with one number (`self.alpha = nn.Parameter(
-    torch.full((d,), 0.05))`, `0.5 * torch.ones(d)`), as settings of that number under the
-    name and under the name's initial value (`alpha_init`): a learnable quantity's initial
-    value is the constant it is made of, which a claim writes as `alpha_init=0.05`."""
+def constructed_values(index: RepoIndex, near: list[Assignment]) -> list[Assignment]:
+    """The values among `near` that a constructor holds, as settings of them: a tensor
+    filled with one number (`self.alpha = nn.Parameter(torch.full((d,), 0.05))`, `0.5 *
+    torch.ones(d)`) under the name and under the name's initial value (`alpha_init`), for a
+    learnable quantity's initial value is the constant it is made of, which a claim writes as
+    `alpha_init=0.05`; and the numbers a constructor takes alone (`np.array([0.5, 0.3])`,
+    `list_field([0.9, 0.999])`), which the name holds as surely as a literal."""
     out = []
     for a in near:
-        if a.value is not None or a.source != "assign":
+        if a.value is not None or a.source not in ("assign", "field"):
             continue
-        number = _filled_with(_assigned_at(index, a))
+        node = _assigned_at(index, a)
+        number = _filled_with(node)
         if number is not None:
             keys = frozenset(number_keys(repr(number)))
             out += [replace(a, value=number, numbers=keys),
                     replace(a, name=f"{a.name}_init", value=number, numbers=keys)]
+        elif (items := _taken_alone(node)) is not None:
+            out.append(replace(a, value=items, numbers=frozenset(
+                k for x in items for k in number_keys(repr(x)))))
     return out
+
+
+#: Keyword arguments that say how a constructor holds numbers, not which.
+_HOW_HELD = frozenset({"dtype", "device", "requires_grad"})
+
+
+def _taken_alone(node: ast.expr | None) -> list[float] | None:
+    """The numbers of a literal list or tuple that a call takes as its only argument."""
+    if not isinstance(node, ast.Call) or len(node.args) != 1 or \
+            any(k.arg not in _HOW_HELD for k in node.keywords) or \
+            not isinstance(node.args[0], (ast.List, ast.Tuple)):
+        return None
+    items = [_literal(element) for element in node.args[0].elts]
+    return items if items and None not in items else None  # type: ignore[return-value]
 
 
 def _assigned_at(index: RepoIndex, a: Assignment) -> ast.expr | None:

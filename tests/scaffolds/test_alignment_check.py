@@ -1591,6 +1591,27 @@ def test_a_learnable_tensor_is_initialised_to_the_number_it_is_filled_with(
         assert any("alpha_attn" in reason and "0.05" in reason for reason in result.reasons)
 
 
+
+def test_a_list_a_constructor_takes_alone_is_the_names_setting(tmp_path: Path) -> None:
+    # `list_field([0.95, 0.999])` and `np.array([...])` hold their lists as a literal would
+    optimizer = toy_claim("toy-D1-001", "Optimizer: AdamW with beta1=0.95, beta2=0.999 and "
+                                        "gradient clipping 1.0")
+    code = ("from dataclasses import dataclass, field\n\n\n"
+            "def list_field(values):\n    return field(default_factory=lambda: list(values))\n"
+            "\n\n@dataclass\nclass OptimizerConfig:\n    betas: list = list_field({})\n"
+            "    gradient_clipping: float = 1.0\n    ema_decay: float = 0.95\n")
+    assert drifted_and_faithful(tmp_path / "betas", optimizer, code, "[0.95, 0.999]",
+                                "[9.5, 0.999]") == (True, False)
+    sweep = toy_claim("toy-D1-002", "Guidance sweep: guidance weights [0.5, 2.0, 4.0] at "
+                                    "sampling")
+    code = ("import numpy as np\n\n\nclass SamplingConfig:\n"
+            "    guidance_weights = np.array({}, dtype=np.float32)\n    eta = 2.0\n\n\n"
+            "def guided_sampling(cond, uncond, config=SamplingConfig()):\n"
+            "    # the guidance sweep: one sampling per guidance weight\n"
+            "    return [uncond + w * (cond - uncond) for w in config.guidance_weights]\n")
+    assert drifted_and_faithful(tmp_path / "sweep", sweep, code, "[0.5, 2.0, 4.0]",
+                                "[0.5, 2.0, 40.0]") == (True, False)
+
 def test_only_a_tensor_of_one_number_has_that_number_as_its_initial_value() -> None:
     def filled(source: str) -> float | None:
         return alignment_values._filled_with(ast.parse(source, mode="eval").body)
@@ -1602,3 +1623,14 @@ def test_only_a_tensor_of_one_number_has_that_number_as_its_initial_value() -> N
     assert filled("torch.arange(0, 8, 2)") is None
     assert filled("torch.randn(8) * 0.02") is None
     assert filled("torch.ones(8) * scale") is None
+
+
+def test_a_constructor_holds_a_list_only_when_it_takes_nothing_else() -> None:
+    def taken(source: str) -> list[float] | None:
+        return alignment_values._taken_alone(ast.parse(source, mode="eval").body)
+
+    assert taken("np.array([0.5, 0.3, 0.2], dtype=np.float32)") == [0.5, 0.3, 0.2]
+    assert taken("torch.tensor((1, -2))") == [1.0, -2.0]
+    assert taken("np.array([0.5, w])") is None
+    assert taken("np.clip([0.5, 0.3], 0, 1)") is None
+    assert taken("torch.tensor(values)") is None
