@@ -523,8 +523,8 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     formulas = claim_formulas(claim.text)
     if not formulas:
         return []
-    wanted = [(piece, formula, max(3, math.ceil(0.75 * formula.leaves())))
-              for piece, formula in formulas]
+    wanted = [(piece, formula, NAME_ANCHOR if coefficient_of_a_name(formula) else
+               max(3, math.ceil(0.75 * formula.leaves()))) for piece, formula in formulas]
     stated = mentioned_numbers(claim.text) | mentioned_numbers(paper_notation(claim.text))  # `²`
     for d in carriers(index, check):
         code = expressions_in(index, d)
@@ -535,6 +535,18 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
             return [(f"the claim computes {piece}; the code computes {text} at {where}, "
                      f"one operator or constant apart", where)]
     return []
+
+
+def coefficient_of_a_name(formula: Node) -> bool:
+    """The formula is a constant times a name of more than one letter (`2*n_layers`,
+    `4*d_model`): the name says which quantity it scales, so the code's product of that very
+    name with another constant (`20 * cfg.n_layers`) is the paper's formula drifted."""
+    if formula.kind != "product" or len(formula.children) != 2:
+        return False
+    kinds = sorted((child.kind, exponent) for exponent, child in formula.children)
+    names = [child.label for _, child in formula.children if child.kind == "name"]
+    return [k for k, _ in kinds] == ["name", "number"] and all(e > 0 for _, e in kinds) and \
+        len(names[0].replace("_", "")) > 1
 
 
 def _numbers(text: str) -> frozenset[str]:

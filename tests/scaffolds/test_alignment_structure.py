@@ -266,6 +266,27 @@ def test_a_value_inside_the_claims_formula_drifts_as_an_operator_does(tmp_path: 
                    other.replace("1600.0", "16000.0")) is True
 
 
+
+def test_a_constant_times_a_quantitys_name_is_that_quantitys_coefficient(tmp_path: Path) -> None:
+    # "scaled by sqrt(2*n_layers)": `n_layers` says what 2 multiplies, so 20 * n_layers is
+    # the paper's formula with another constant, which no other shape of it excuses
+    claim = toy_claim("toy-D1-001", "Initialisation: N(0, 0.02^2); the output projections' "
+                                    "standard deviation is scaled down by sqrt(2*n_layers).")
+    code = ("import math\n\nimport torch.nn as nn\n\n\n"
+            "def init_output_projection(layer, cfg, std=0.02):\n"
+            "    qkv_width = 3 * cfg.d_model\n"
+            "    out_std = std / math.sqrt(2 * cfg.n_layers)\n"
+            "    nn.init.normal_(layer.weight, mean=0.0, std=out_std)\n"
+            "    return qkv_width\n")
+    assert flagged(tmp_path / "repo", claim, "init.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "init.py",
+                   code.replace("2 * cfg", "20 * cfg")) is True
+    # a constant times a one-letter name is too small a shape to say which product it is
+    letter = toy_claim("toy-D1-002", "Regulariser weight: lambda = 2*k for k experts")
+    code = "def regulariser_weight(k, n):\n    return 2 * k, 3 * n\n"
+    assert flagged(tmp_path / "letter", letter, "reg.py",
+                   code.replace("2 * k", "20 * k")) is False
+
 @pytest.mark.parametrize(("faithful", "drifted", "said"), [
     # a layer size by true division is a float, which the layer refuses
     ("self.w_q = nn.Linear(d_model, n_heads * d_head)",
