@@ -76,7 +76,35 @@ def normalise_formula(text: str) -> str:
     text = re.sub(r"\^\{([^{}]+)\}", r"**(\1)", text)
     text = re.sub(r"\b([A-Za-z])\*(?=[\s,)|])", r"\1star", text)  # `y*`, the optimum: `ystar`
     text = _NUMBER_SYMBOL.sub(r"\1*", text)  # `2η_t` is twice eta_t
-    return text.replace("^", "**")
+    text = _braced_calls(text.replace("^", "**"))
+    # `log**2 T` is the square of log T, not log squared times T; `log T` is log of T
+    return _BARE_CALL.sub(r"\1(\2)", _POWERED_CALL.sub(r"\1(\3)**\2", text))
+
+
+#: An operation raised to a power before its operand: `log**2 T`, `log**(5/3) T`.
+_POWERED_CALL = re.compile(r"\b(log|ln|exp|sin|cos|tan)\*\*(\d+|\([^()]+\))\s*"
+                           r"([A-Za-z_]\w*|\d+)")
+
+
+#: An operation applied to a symbol without brackets: `log T`, `exp x_t` (a letter, maybe
+#: with an index: a word after `log` is prose, `log probabilities`).
+_BARE_CALL = re.compile(r"\b(log|ln|exp)\s+([A-Za-z](?:_\w+)?)(?![\w(])")
+
+
+def _braced_calls(text: str) -> str:
+    """`min{a, b}` as `min(a, b)`: braces around an operation's operands, as papers write
+    them, are its call's brackets."""
+    while (m := re.search(r"\b(min|max|exp|log|sqrt|abs)\{", text)) is not None:
+        depth, close = 0, -1
+        for i in range(m.end() - 1, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                close = i
+                break
+        if close < 0:
+            break
+        text = f"{text[:m.end() - 1]}({text[m.end():close]}){text[close + 1:]}"
+    return text
 
 
 #: A number written right before a symbol with an index or a Greek letter multiplies it

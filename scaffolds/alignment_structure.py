@@ -208,6 +208,8 @@ def match(paper: Node, code: Node, names_agree: bool = False, constants: bool = 
         if code.kind == "call" and code.label == paper.label:
             return _combine([{0: ANCHOR}, match(paper.children[0][1], code.children[0][1],
                                                 names_agree, constants)])
+        if code.kind == "name" and _names_the_call(paper, code.label):
+            return {0: NAME_ANCHOR}  # `log_T` holds the paper's `log(T)`, computed before
         return {0: 0} if _leaf(code) else {}
     if paper.kind == "number":
         if code.kind != "number":
@@ -227,6 +229,13 @@ def match(paper: Node, code: Node, names_agree: bool = False, constants: bool = 
     if names_agree and paper.kind == "name" and code.kind != "other":
         return {}  # another name, or arithmetic in its place (`d_ff` solved for, not used)
     return {0: 0}  # a name of the paper may be computed in place in the code
+
+
+def _names_the_call(paper: Node, name: str) -> bool:
+    """The code's name spells the paper's operation of a name (`log_T`, `sqrt_d` for log(T),
+    sqrt(d)): the value computed before, under a name that says so."""
+    operand = paper.children[0][1]
+    return operand.kind == "name" and label(name) == label(f"{paper.label}_{operand.label}")
 
 
 def _leaf(node: Node) -> bool:
@@ -446,7 +455,8 @@ def implicit_products(piece: str) -> str:
     words = piece.split(" ")
     out = [words[0]] if words else []
     for word in words[1:]:
-        joined = word and _SYMBOL.fullmatch(out[-1]) and _SYMBOL.fullmatch(word.rstrip(",.;"))
+        joined = word and not out[-1].endswith((",", ";")) and _SYMBOL.fullmatch(out[-1]) \
+            and _SYMBOL.fullmatch(word.rstrip(",.;"))  # `f(a, b)`: a comma parts them
         out.append(f"* {word}" if joined else word)
     return " ".join(out)
 

@@ -267,6 +267,37 @@ def test_a_value_inside_the_claims_formula_drifts_as_an_operator_does(tmp_path: 
 
 
 
+def test_an_operation_written_with_braces_or_a_power_before_its_operand_is_read() -> None:
+    def formulas(text: str) -> set[str]:
+        return {ast.unparse(ast.parse(piece, mode="eval")) for piece, _ in claim_formulas(text)}
+
+    # `min{a, b}` is a call; `log^{5/3} T` a power of log T; `log T` log of T; the comma of
+    # `min(a, b)` parts its operands, not a product with the next one
+    assert "(min(d ** (2 / 3) * L ** (-2 / 3), d ** (1 / 3)) + 1) * log(T) ** (5 / 3) / " \
+        "epsilon ** (2 / 3)" in formulas(
+            "N = (min{d^{2/3} * L^{-2/3}, d^{1/3}} + 1) * log^{5/3} T / epsilon^{2/3} "
+            "(parallel processors)")
+    assert "min(d * log(T), L) * log(T) ** 2" in formulas(
+        "MK = min{d * log T, L} * log^2 T (parallel rounds)")
+    # a word after `log` is prose, not its operand
+    assert not any("probabilities" in f for f in formulas("Loss: (log p - log probabilities)"))
+
+
+def test_a_code_name_that_spells_the_papers_operation_anchors_it(tmp_path: Path) -> None:
+    # `log_T` is the paper's log(T), computed before: it anchors the formula as the call would
+    assert matched("epsilon ** 2 / log(T)", "epsilon ** 2 / log_T") == {0: 5}
+    assert matched("epsilon ** 2 / log(T)", "epsilon ** 2 / log_d") == {0: 3}
+    claim = toy_claim("toy-D1-001", "Processors: N = (min{d^{2/3} * L^{-2/3}, d^{1/3}} + 1) * "
+                                    "log^{5/3} T / epsilon^{2/3} for accuracy epsilon")
+    code = ("import numpy as np\n\n\ndef processors(d, L, T, epsilon):\n"
+            "    log_T = max(np.log(T), 1.0)\n"
+            "    n_factor = min(d ** (2 / 3) * L ** (-2 / 3), d ** (1 / 3))\n"
+            "    return int(np.ceil((n_factor + 1) * log_T ** (5 / 3) / epsilon ** (2 / 3)))\n")
+    assert flagged(tmp_path / "repo", claim, "sampler.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "sampler.py",
+                   code.replace("epsilon ** (2 / 3)", "epsilon ** (20 / 3)")) is True
+
+
 def test_a_constant_times_a_quantitys_name_is_that_quantitys_coefficient(tmp_path: Path) -> None:
     # "scaled by sqrt(2*n_layers)": `n_layers` says what 2 multiplies, so 20 * n_layers is
     # the paper's formula with another constant, which no other shape of it excuses
