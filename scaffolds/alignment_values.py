@@ -851,7 +851,6 @@ def lookup_defaults(index: RepoIndex, windows: list[tuple[str, int, int]]
     return out
 
 
-
 def constructed_values(index: RepoIndex, near: list[Assignment]) -> list[Assignment]:
     """The values among `near` that a constructor holds, as settings of them: a tensor
     filled with one number (`self.alpha = nn.Parameter(torch.full((d,), 0.05))`, `0.5 *
@@ -886,7 +885,8 @@ def _taken_alone(node: ast.expr | None) -> list[float] | None:
             not isinstance(node.args[0], (ast.List, ast.Tuple)):
         return None
     items = [_literal(element) for element in node.args[0].elts]
-    return items if items and None not in items else None  # type: ignore[return-value]
+    numbers = [x for x in items if x is not None]
+    return numbers if items and len(numbers) == len(items) else None
 
 
 def _assigned_at(index: RepoIndex, a: Assignment) -> ast.expr | None:
