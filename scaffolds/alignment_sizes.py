@@ -26,7 +26,6 @@ from sabench.verifiers.terms import term_set
 REPEATED = re.compile(r"(?<![\d.])(\d+)((?:\s*[×x]\s*\1(?![\d.]))+)")
 
 
-
 @dataclass(frozen=True)
 class Sequence:
     """A literal tuple or list of numbers in the code, and the line it is on."""
