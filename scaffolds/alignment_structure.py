@@ -551,12 +551,13 @@ def coefficient_of_a_name(formula: Node) -> bool:
     """The formula is a constant times a name of more than one letter (`2*n_layers`,
     `4*d_model`): the name says which quantity it scales, so the code's product of that very
     name with another constant (`20 * cfg.n_layers`) is the paper's formula drifted."""
-    if formula.kind != "product" or len(formula.children) != 2:
+    if formula.kind != "product" or len(formula.children) != 2 or \
+            any(exponent <= 0 for exponent, _ in formula.children):
         return False
-    kinds = sorted((child.kind, exponent) for exponent, child in formula.children)
-    names = [child.label for _, child in formula.children if child.kind == "name"]
-    return [k for k, _ in kinds] == ["name", "number"] and all(e > 0 for _, e in kinds) and \
-        len(names[0].replace("_", "")) > 1
+    (_, first), (_, second) = formula.children
+    number, name = (first, second) if first.kind == "number" else (second, first)
+    return number.kind == "number" and name.kind == "name" and \
+        len(name.label.replace("_", "")) > 1
 
 
 def _numbers(text: str) -> frozenset[str]:

@@ -28,7 +28,7 @@ from pathlib import PurePosixPath
 from sabench.scaffolds.alignment_formulas import GREEK, python_module
 from sabench.scaffolds.alignment_rules import GENERIC, Finding, covered, name_terms
 from sabench.verifiers.checks import ClaimCheck, view
-from sabench.verifiers.index import Assignment, RepoIndex, parse_python
+from sabench.verifiers.index import Assignment, RepoIndex, const_value, parse_python
 from sabench.verifiers.numbers import (
     GROUPED_THOUSANDS,
     Number,
@@ -923,13 +923,10 @@ def _filled_with(node: ast.expr | None) -> float | None:
 
 
 def _literal(node: ast.expr) -> float | None:
-    """A number written as a literal (maybe negative, maybe the only item of a list)."""
-    if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == 1:
-        node = node.elts[0]
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError):
-        return None
+    """A number written as a constant (maybe negative, maybe the only item of a list)."""
+    value = const_value(node)
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
         else None
 
