@@ -41,9 +41,11 @@ whose sizes do not chain (`alignment_layers`).
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from sabench.scaffolds.alignment_formulas import (
@@ -345,20 +347,47 @@ def same_name(paper: str, code: str) -> bool:
 _SUM_OVER = re.compile(r"^(?:Σ|sum|E)_(?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|\w)(?:\^\{?\w+\}?)?\s*")
 
 
-def claim_formulas(text: str) -> list[tuple[str, Node]]:
+def claim_formulas(text: str, readings: bool = False) -> list[tuple[str, Node]]:
     """The sums and products (of two leaves or more) of the claim's formulas that Python's
-    parser reads, outermost first, each once."""
+    parser reads, outermost first, each once; with `readings`, the other readings of its
+    formulas that the paper's notation leaves open instead (`_divided_by_the_product`)."""
     found: dict[Node, str] = {}
     text = normalise_formula(paper_notation(text))
     defined = glossary(text)
     pieces = [_SUM_OVER.sub("", p) for p in right_hand_sides(text)] + groups(text) + \
         index_expressions(text)
     for piece in dict.fromkeys(map(implicit_products, pieces)):
-        parsed = longest_formula(piece)
-        if parsed is not None:
-            for node in _compounds(with_words(tree(parsed[1]), defined)):
-                found.setdefault(node, parsed[0])
+        if (parsed := longest_formula(piece)) is None:
+            continue
+        compounds = _compounds(with_words(tree(parsed[1]), defined))
+        if readings:  # the outermost compound that the other reading changes
+            other = _divided_by_the_product(parsed[1])
+            compounds = [n for n in _compounds(with_words(tree(other), defined))
+                         if n not in compounds][:1] if other is not None else []
+        for node in compounds:
+            found.setdefault(node, parsed[0])
     return [(piece, node) for node, piece in found.items()]
+
+
+class _WholeDenominator(ast.NodeTransformer):
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Mult) and isinstance(node.left, ast.BinOp) and \
+                isinstance(node.left.op, ast.Div):
+            return ast.BinOp(node.left.left, ast.Div(),
+                             ast.BinOp(node.left.right, ast.Mult(), node.right))
+        return node
+
+
+def _divided_by_the_product(formula: ast.expr) -> ast.expr | None:
+    """The other reading of a slash that a product follows: papers write `1/sqrt(d) *
+    sqrt(2n)` inline for 1 / (sqrt(d) sqrt(2n)) as often as for sqrt(2n) / sqrt(d), so code
+    of either reading is the formula (None when the formula has no such slash)."""
+    if not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and
+               isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Div)
+               for n in ast.walk(formula)):
+        return None
+    return _WholeDenominator().visit(copy.deepcopy(formula))
 
 
 def index_expressions(text: str) -> list[str]:
@@ -523,6 +552,92 @@ def expressions_in(index: RepoIndex, d: Definition) -> list[tuple[str, str, Node
             code_expressions(index, d.file) if d.start <= line <= d.end]
 
 
+def inlined_expressions(index: RepoIndex, file: str) -> list[tuple[int, str, Node]]:
+    """(line, text, node) of every sum, product and negation of a Python file's functions that
+    reads a local name the function assigns once, to arithmetic, with that name read as what
+    it holds: after `diff = q_i - q_j`, `1 / (1 + exp(-diff / s))` is the paper's whole
+    formula, which the code wrote in two statements (cached per file)."""
+    cache = index.cache.setdefault("alignment_inlined_structures", {})
+    if file in cache:
+        return cache[file]
+    found = []
+    module = python_module(index, file, tests=False)
+    for function in ast.walk(module) if module is not None else ():
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        held = _held_once(function)
+        for node in _own_nodes(function) if held else ():
+            if _arithmetic(node) and _reads_any(node, held):
+                inlined = _inline(node, held)
+                found.append((node.lineno, expression_text(inlined), tree(inlined)))
+    cache[file] = found
+    return found
+
+
+def _arithmetic(node: ast.AST) -> bool:
+    """A sum, product or negation, as `code_expressions` collects them."""
+    return isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Pow, ast.Mod)) or \
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+
+
+def _own_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of a function, not of the functions nested in it (they have names of their
+    own)."""
+    out, stack = [], list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            out.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _held_once(function: ast.AST) -> dict[str, ast.expr]:
+    """The local names a function binds exactly once, by a plain assignment of arithmetic or
+    of an operation (`diff = q_i - q_j`, `z = torch.exp(x)`), with what they hold."""
+    bound: dict[str, int] = {}
+    for node in _own_nodes(function):
+        names = [node.id] if isinstance(node, ast.Name) and isinstance(
+            node.ctx, (ast.Store, ast.Del)) else [node.arg] if isinstance(node, ast.arg) else []
+        for name in names:
+            bound[name] = bound.get(name, 0) + 1
+    return {node.targets[0].id: node.value for node in _own_nodes(function)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and
+            isinstance(node.targets[0], ast.Name) and bound.get(node.targets[0].id) == 1 and
+            tree(node.value).kind in ("sum", "product", "power", "call")}
+
+
+def _reads_any(node: ast.AST, held: dict[str, ast.expr]) -> bool:
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in held
+               for n in ast.walk(node))
+
+
+class _Inliner(ast.NodeTransformer):
+    """Reads each held name as the expression it holds, to `depth` levels of names."""
+
+    def __init__(self, held: dict[str, ast.expr], depth: int) -> None:
+        self.held, self.depth = held, depth
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if not isinstance(node.ctx, ast.Load) or node.id not in self.held or self.depth == 0:
+            return node
+        return _Inliner(self.held, self.depth - 1).visit(copy.deepcopy(self.held[node.id]))
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        """`-gap` after `gap = d / s` is `-d / s`, as the paper writes it: the sign goes to
+        the first factor, so that the product is one, not a negated term holding it."""
+        operand = self.visit(node.operand)
+        if isinstance(node.op, ast.USub) and isinstance(operand, ast.BinOp) and \
+                isinstance(operand.op, (ast.Mult, ast.Div)):
+            return ast.BinOp(ast.UnaryOp(ast.USub(), operand.left), operand.op, operand.right)
+        node.operand = operand
+        return node
+
+
+def _inline(node: ast.AST, held: dict[str, ast.expr], depth: int = 1) -> ast.AST:
+    return _Inliner(held, depth).visit(copy.deepcopy(node))
+
+
 def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                        ) -> list[tuple[str, str]]:
     """(reason, where) for a formula of the claim that the carrying code holds, anchored by
@@ -535,11 +650,18 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         return []
     wanted = [(piece, formula, NAME_ANCHOR if coefficient_of_a_name(formula) else
                max(3, math.ceil(0.75 * formula.leaves()))) for piece, formula in formulas]
+    # code of another reading of the paper's notation computes the paper's formula, but
+    # code one operator from that reading is no drift of what the paper wrote
+    readings = [(piece, node, max(3, math.ceil(0.75 * node.leaves())))
+                for piece, node in claim_formulas(claim.text, readings=True)]
     stated = mentioned_numbers(claim.text) | mentioned_numbers(paper_notation(claim.text))  # `²`
     for d in carriers(index, check):
-        code = expressions_in(index, d)
-        drifted = one_operator_apart(wanted, code) or one_operator_apart(
-            wanted, [c for c in code if _numbers(c[1]) - stated], constants=True)
+        code = expressions_in(index, d) + [
+            (f"{d.file}:{line}", text, node) for line, text, node in
+            inlined_expressions(index, d.file) if d.start <= line <= d.end]
+        drifted = one_operator_apart(wanted, code, readings=readings) or one_operator_apart(
+            wanted, [c for c in code if _numbers(c[1]) - stated], constants=True,
+            readings=readings)
         if drifted:
             piece, where, text = drifted
             return [(f"the claim computes {piece}; the code computes {text} at {where}, "
@@ -810,18 +932,22 @@ def anchor_weight(node: Node) -> int:
 
 
 def one_operator_apart(formulas: list[tuple[str, Node, int]], code: list[tuple[str, str, Node]],
-                       names_agree: bool = False, constants: bool = False
+                       names_agree: bool = False, constants: bool = False,
+                       readings: Sequence[tuple[str, Node, int]] = ()
                        ) -> tuple[str, str, str] | None:
     """(piece, where, text) for the first formula (piece, node, anchors needed) that no code
     expression is with its own operators, but one is with one operator other than its own:
     an expression that is another of the formulas exactly (`(1 - s_k) / 2` beside `(1 + s_k)
-    / 2`) is not counted as this one's drift."""
+    / 2`), or one of the other `readings` of the paper's notation, is not counted as this
+    one's drift."""
     found = [[match(node, c, names_agree, constants) for _, _, c in code]
-             for _, node, _ in formulas]
+             for _, node, _ in [*formulas, *readings]]
     exact = [[m.get(0, -1) >= needed for m in row]
-             for row, (_, _, needed) in zip(found, formulas, strict=True)]
+             for row, (_, _, needed) in zip(found, [*formulas, *readings], strict=True)]
+    read_otherwise = {piece for (piece, _, _), row in zip(readings, exact[len(formulas):],
+                                                           strict=True) if any(row)}
     for i, (piece, _, needed) in enumerate(formulas):
-        if any(exact[i]):
+        if any(exact[i]) or piece in read_otherwise:
             continue
         for j, (where, text, _) in enumerate(code):
             if not any(row[j] for row in exact) and found[i][j].get(1, -1) >= needed:

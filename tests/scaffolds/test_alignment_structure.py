@@ -98,6 +98,40 @@ def test_a_formula_the_code_computes_with_one_other_operator_fails(tmp_path: Pat
     assert any("constant apart" in r and "ratings.py:9" in r for r in result.reasons)
 
 
+def test_a_formula_the_code_writes_in_two_statements_is_read_whole(tmp_path: Path) -> None:
+    # the scaled rating difference is computed first, under a name of its own: the statement
+    # with the drifted `-` anchors alone only its constants and `exp`
+    claim = toy_claim("toy-D2-001", BRADLEY_TERRY)
+    code = ("import numpy as np\n\n\nclass BradleyTerry:\n"
+            "    def __init__(self, scale):\n        self.scale = scale\n\n"
+            "    def win_probability(self, q_i, q_j):\n"
+            "        gap = (q_i - q_j) / self.scale\n"
+            "        return 1.0 / (1.0 + np.exp(-gap))\n")
+    drifted = code.replace("(1.0 + np", "(1.0 - np")
+    assert flagged(tmp_path / "repo", claim, "ratings.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "ratings.py", drifted) is True
+    # a name assigned twice holds no one expression, so nothing is read into it
+    twice = drifted.replace("        gap = (", "        gap = q_i\n        gap = (")
+    assert flagged(tmp_path / "twice", claim, "ratings.py", twice) is False
+
+
+def test_a_slash_before_a_product_may_divide_by_the_whole_product(tmp_path: Path) -> None:
+    # `1/sqrt(d) * sqrt(2n)` written inline is 1 / (sqrt(d) sqrt(2n)) as often as not: the
+    # GPT-2 scaling the code computes in two statements is that reading, not a drift
+    claim = toy_claim("toy-D2-001", "Initialisation: output matrices W ~ N(0, (1/sqrt(d_model) "
+                                    "* sqrt(2 * n_layers))^2)")
+    code = ("import math\n\n\ndef output_std(d_model, n_layers):\n"
+            "    std = 1.0 / math.sqrt(d_model)\n"
+            "    return std / math.sqrt(2 * n_layers)\n")
+    assert flagged(tmp_path / "repo", claim, "init.py", code) is False
+    # the reading as written is the formula too; one operator from it still drifts
+    assert flagged(tmp_path / "other", claim, "init.py",
+                   code.replace("std / math", "std * math")) is False
+    assert flagged(tmp_path / "drifted", claim, "init.py",
+                   code.replace("std / math", "std * math").replace("1.0 / math",
+                                                                    "1.0 * math")) is True
+
+
 def test_a_code_name_in_the_words_that_define_a_symbol_anchors_it(tmp_path: Path) -> None:
     # the code names nothing as the paper does (`rating_a` for `Q_i`, `scale_factor` for
     # `s`), but in the words the claim defines those symbols with
