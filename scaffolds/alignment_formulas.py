@@ -585,7 +585,7 @@ def inlined_factor_sides(index: RepoIndex, file: str, named: bool = False
     cache = index.cache.setdefault("alignment_inlined_sides", {})
     if file not in cache:
         found: list[tuple[int, str, int]] = []
-        for function, owner in _functions_of(python_module(index, file, tests=False)):
+        for function, owner in functions_of(python_module(index, file, tests=False)):
             definitions = _set_once_to_an_operation(function)
             if owner is not None:  # `self.sqrt_d = math.sqrt(d_model)` in the constructor
                 definitions.update(_set_once_to_an_operation(owner, attributes=True))
@@ -615,7 +615,7 @@ def _inlined_products(function: ast.AST, definitions: dict[str, ast.expr]
     return out
 
 
-def _functions_of(module: ast.Module | None
+def functions_of(module: ast.Module | None
                   ) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]]:
     """Every function of a module, with the class whose method it is (None otherwise)."""
     owners: dict[int, ast.ClassDef] = {}  # a class is walked before its methods

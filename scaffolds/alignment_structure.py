@@ -53,6 +53,7 @@ from sabench.scaffolds.alignment_formulas import (
     expression_text,
     flatten_product,
     flatten_sum,
+    functions_of,
     normalise_formula,
     paper_notation,
     python_module,
@@ -561,11 +562,10 @@ def inlined_expressions(index: RepoIndex, file: str) -> list[tuple[int, str, Nod
     if file in cache:
         return cache[file]
     found = []
-    module = python_module(index, file, tests=False)
-    for function in ast.walk(module) if module is not None else ():
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
+    for function, owner in functions_of(python_module(index, file, tests=False)):
         held = _held_once(function)
+        if owner is not None:  # `self.scale = 1 / math.sqrt(d)` in the constructor
+            held.update(_attributes_held_once(owner))
         for node in _own_nodes(function) if held else ():
             if _arithmetic(node) and _reads_any(node, held):
                 inlined = _inline(node, held)
@@ -607,35 +607,62 @@ def _held_once(function: ast.AST) -> dict[str, ast.expr]:
             tree(node.value).kind in ("sum", "product", "power", "call")}
 
 
+def _attributes_held_once(owner: ast.ClassDef) -> dict[str, ast.expr]:
+    """The attributes of `self` that a class's methods set exactly once, by a plain
+    assignment of arithmetic or of an operation, with what they hold (keyed `self.name`)."""
+    bound: dict[str, int] = {}
+    assigned: dict[str, ast.expr] = {}
+    for node in ast.walk(owner):
+        if (key := _attribute_key(node)) is not None and not isinstance(node.ctx, ast.Load):
+            bound[key] = bound.get(key, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                (key := _attribute_key(node.targets[0])) is not None:
+            assigned[key] = node.value
+    return {key: value for key, value in assigned.items()
+            if bound[key] == 1 and tree(value).kind in ("sum", "product", "power", "call")}
+
+
+def _attribute_key(node: ast.AST) -> str | None:
+    """`self.name` for an attribute of `self`, None for anything else."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
 def _reads_any(node: ast.AST, held: dict[str, ast.expr]) -> bool:
-    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in held
-               for n in ast.walk(node))
-
-
-class _Inliner(ast.NodeTransformer):
-    """Reads each held name as the expression it holds, to `depth` levels of names."""
-
-    def __init__(self, held: dict[str, ast.expr], depth: int) -> None:
-        self.held, self.depth = held, depth
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if not isinstance(node.ctx, ast.Load) or node.id not in self.held or self.depth == 0:
-            return node
-        return _Inliner(self.held, self.depth - 1).visit(copy.deepcopy(self.held[node.id]))
-
-    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
-        """`-gap` after `gap = d / s` is `-d / s`, as the paper writes it: the sign goes to
-        the first factor, so that the product is one, not a negated term holding it."""
-        operand = self.visit(node.operand)
-        if isinstance(node.op, ast.USub) and isinstance(operand, ast.BinOp) and \
-                isinstance(operand.op, (ast.Mult, ast.Div)):
-            return ast.BinOp(ast.UnaryOp(ast.USub(), operand.left), operand.op, operand.right)
-        node.operand = operand
-        return node
+    return any((n.id if isinstance(n, ast.Name) else _attribute_key(n)) in held and
+               isinstance(n.ctx, ast.Load) for n in ast.walk(node)
+               if isinstance(n, (ast.Name, ast.Attribute)))
 
 
 def _inline(node: ast.AST, held: dict[str, ast.expr], depth: int = 1) -> ast.AST:
-    return _Inliner(held, depth).visit(copy.deepcopy(node))
+    """`node` with each name of `held` it reads (to `depth` levels of names) read as the
+    expression held. New nodes are built where something changed, and the function's own
+    are never altered (other rules read them, with what they hang from)."""
+    key = node.id if isinstance(node, ast.Name) else _attribute_key(node)
+    if key in held and depth > 0 and isinstance(getattr(node, "ctx", None), ast.Load):
+        return _inline(held[key], held, depth - 1)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        operand = _inline(node.operand, held, depth)
+        if isinstance(operand, ast.BinOp) and isinstance(operand.op, (ast.Mult, ast.Div)):
+            # `-gap` after `gap = d / s` is `-d / s`, as the paper writes it: the sign goes
+            # to the first factor, so that the product is one, not a negated term holding it
+            return ast.BinOp(ast.UnaryOp(ast.USub(), operand.left), operand.op, operand.right)
+    fields = {name: _inline_field(getattr(node, name, None), held, depth)
+              for name in node._fields}
+    if all(value is getattr(node, name, None) for name, value in fields.items()):
+        return node
+    return ast.copy_location(type(node)(**fields), node)
+
+
+def _inline_field(value: object, held: dict[str, ast.expr], depth: int) -> object:
+    if isinstance(value, ast.AST):
+        return _inline(value, held, depth)
+    if isinstance(value, list):
+        items = [_inline_field(item, held, depth) for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
 
 
 def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck

@@ -115,6 +115,20 @@ def test_a_formula_the_code_writes_in_two_statements_is_read_whole(tmp_path: Pat
     assert flagged(tmp_path / "twice", claim, "ratings.py", twice) is False
 
 
+def test_an_attribute_the_constructor_sets_once_is_read_as_what_it_holds(tmp_path: Path
+                                                                       ) -> None:
+    # multiplying by the inverse scale divides by the scale, as the paper does; the drift
+    # is in the constructor, away from the formula's line
+    claim = toy_claim("toy-D2-001", BRADLEY_TERRY)
+    code = ("import numpy as np\n\n\nclass BradleyTerry:\n"
+            "    def __init__(self, scale):\n        self.inv_scale = 1.0 / scale\n\n"
+            "    def win_probability(self, q_i, q_j):\n"
+            "        return 1.0 / (1.0 + np.exp(-(q_i - q_j) * self.inv_scale))\n")
+    assert flagged(tmp_path / "repo", claim, "ratings.py", code) is False
+    assert flagged(tmp_path / "drifted", claim, "ratings.py",
+                   code.replace("1.0 / scale", "1.0 * scale")) is True
+
+
 def test_a_slash_before_a_product_may_divide_by_the_whole_product(tmp_path: Path) -> None:
     # `1/sqrt(d) * sqrt(2n)` written inline is 1 / (sqrt(d) sqrt(2n)) as often as not: the
     # GPT-2 scaling the code computes in two statements is that reading, not a drift
