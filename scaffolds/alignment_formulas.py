@@ -616,7 +616,7 @@ def _inlined_products(function: ast.AST, definitions: dict[str, ast.expr]
 
 
 def functions_of(module: ast.Module | None
-                  ) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]]:
+                 ) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]]:
     """Every function of a module, with the class whose method it is (None otherwise)."""
     owners: dict[int, ast.ClassDef] = {}  # a class is walked before its methods
     out = []

@@ -371,6 +371,8 @@ def claim_formulas(text: str, readings: bool = False) -> list[tuple[str, Node]]:
 
 
 class _WholeDenominator(ast.NodeTransformer):
+    """Rewrites each `a / b * c` as `a / (b * c)`."""
+
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.op, ast.Mult) and isinstance(node.left, ast.BinOp) and \
@@ -604,7 +606,7 @@ def _held_once(function: ast.AST) -> dict[str, ast.expr]:
     return {node.targets[0].id: node.value for node in _own_nodes(function)
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and
             isinstance(node.targets[0], ast.Name) and bound.get(node.targets[0].id) == 1 and
-            tree(node.value).kind in ("sum", "product", "power", "call")}
+            _computed(node.value)}
 
 
 def _attributes_held_once(owner: ast.ClassDef) -> dict[str, ast.expr]:
@@ -619,7 +621,13 @@ def _attributes_held_once(owner: ast.ClassDef) -> dict[str, ast.expr]:
                 (key := _attribute_key(node.targets[0])) is not None:
             assigned[key] = node.value
     return {key: value for key, value in assigned.items()
-            if bound[key] == 1 and tree(value).kind in ("sum", "product", "power", "call")}
+            if bound[key] == 1 and _computed(value)}
+
+
+def _computed(value: ast.expr) -> bool:
+    """Arithmetic or an operation (`q_i - q_j`, `torch.exp(x)`): what a constant or another
+    name holds (`eps = 1e-8`) is better read by the name the code gives it."""
+    return tree(value).kind in ("sum", "product", "power", "call")
 
 
 def _attribute_key(node: ast.AST) -> str | None:
