@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import itertools
 import math
 import re
@@ -352,7 +353,15 @@ def claim_formulas(text: str, readings: bool = False) -> list[tuple[str, Node]]:
     """The sums and products (of two leaves or more) of the claim's formulas that Python's
     parser reads, outermost first, each once; with `readings`, the other readings of its
     formulas that the paper's notation leaves open instead (`_divided_by_the_product`)."""
+    return list(_formulas_of(text)[1 if readings else 0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _formulas_of(text: str) -> tuple[tuple[tuple[str, Node], ...], tuple[tuple[str, Node], ...]]:
+    """The claim's formulas and their other readings, parsed once (a claim is checked again
+    after every repair, and the formulas' parse tries many cuts of each piece)."""
     found: dict[Node, str] = {}
+    others: dict[Node, str] = {}
     text = normalise_formula(paper_notation(text))
     defined = glossary(text)
     pieces = [_SUM_OVER.sub("", p) for p in right_hand_sides(text)] + groups(text) + \
@@ -361,13 +370,15 @@ def claim_formulas(text: str, readings: bool = False) -> list[tuple[str, Node]]:
         if (parsed := longest_formula(piece)) is None:
             continue
         compounds = _compounds(with_words(tree(parsed[1]), defined))
-        if readings:  # the outermost compound that the other reading changes
-            other = _divided_by_the_product(parsed[1])
-            compounds = [n for n in _compounds(with_words(tree(other), defined))
-                         if n not in compounds][:1] if other is not None else []
         for node in compounds:
             found.setdefault(node, parsed[0])
-    return [(piece, node) for node, piece in found.items()]
+        if (other := _divided_by_the_product(parsed[1])) is not None:
+            # the outermost compound that the other reading changes
+            for node in [n for n in _compounds(with_words(tree(other), defined))
+                         if n not in compounds][:1]:
+                others.setdefault(node, parsed[0])
+    return tuple((piece, node) for node, piece in found.items()), \
+        tuple((piece, node) for node, piece in others.items())
 
 
 class _WholeDenominator(ast.NodeTransformer):
@@ -564,11 +575,15 @@ def inlined_expressions(index: RepoIndex, file: str) -> list[tuple[int, str, Nod
     if file in cache:
         return cache[file]
     found = []
+    attributes: dict[int, dict[str, ast.expr]] = {}  # per class, read once for its methods
     for function, owner in functions_of(python_module(index, file, tests=False)):
-        held = _held_once(function)
+        nodes = _own_nodes(function)
+        held = _held_once(nodes)
         if owner is not None:  # `self.scale = 1 / math.sqrt(d)` in the constructor
-            held.update(_attributes_held_once(owner))
-        for node in _own_nodes(function) if held else ():
+            if id(owner) not in attributes:
+                attributes[id(owner)] = _attributes_held_once(owner)
+            held.update(attributes[id(owner)])
+        for node in nodes if held else ():
             if _arithmetic(node) and _reads_any(node, held):
                 inlined = _inline(node, held)
                 found.append((node.lineno, expression_text(inlined), tree(inlined)))
@@ -594,16 +609,17 @@ def _own_nodes(function: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _held_once(function: ast.AST) -> dict[str, ast.expr]:
-    """The local names a function binds exactly once, by a plain assignment of arithmetic or
-    of an operation (`diff = q_i - q_j`, `z = torch.exp(x)`), with what they hold."""
+def _held_once(nodes: list[ast.AST]) -> dict[str, ast.expr]:
+    """The local names a function (its `_own_nodes`) binds exactly once, by a plain
+    assignment of arithmetic or of an operation (`diff = q_i - q_j`, `z = torch.exp(x)`),
+    with what they hold."""
     bound: dict[str, int] = {}
-    for node in _own_nodes(function):
+    for node in nodes:
         names = [node.id] if isinstance(node, ast.Name) and isinstance(
             node.ctx, (ast.Store, ast.Del)) else [node.arg] if isinstance(node, ast.arg) else []
         for name in names:
             bound[name] = bound.get(name, 0) + 1
-    return {node.targets[0].id: node.value for node in _own_nodes(function)
+    return {node.targets[0].id: node.value for node in nodes
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and
             isinstance(node.targets[0], ast.Name) and bound.get(node.targets[0].id) == 1 and
             _computed(node.value)}
