@@ -586,9 +586,9 @@ def inlined_factor_sides(index: RepoIndex, file: str, named: bool = False
     if file not in cache:
         found: list[tuple[int, str, int]] = []
         for function, owner in functions_of(python_module(index, file, tests=False)):
-            definitions = _set_once_to_an_operation(function)
+            definitions = set_once(function)
             if owner is not None:  # `self.sqrt_d = math.sqrt(d_model)` in the constructor
-                definitions.update(_set_once_to_an_operation(owner, attributes=True))
+                definitions.update(set_once(owner, attributes=True))
             if definitions:
                 found += _inlined_products(function, definitions)
         cache[file] = found
@@ -605,9 +605,9 @@ def _inlined_products(function: ast.AST, definitions: dict[str, ast.expr]
                                                                      ast.MatMult)):
             continue
         factors = flatten_product(sub)
-        if not any(_key(f, ast.Load, True) in definitions for f, _ in factors):
+        if not any(name_key(f, ast.Load, True) in definitions for f, _ in factors):
             continue
-        texts = [(canonical(definitions.get(_key(f, ast.Load, True) or "", f)), e)
+        texts = [(canonical(definitions.get(name_key(f, ast.Load, True) or "", f)), e)
                  for f, e in factors]
         if sum(text is None or not _number(text) for text, _ in texts) >= 2:
             out += [(sub.lineno, text, e) for text, e in texts
@@ -628,23 +628,23 @@ def functions_of(module: ast.Module | None
     return out
 
 
-def _set_once_to_an_operation(scope: ast.AST, attributes: bool = False
-                              ) -> dict[str, ast.expr]:
-    """The names `scope` binds exactly once, by a plain assignment of one operation
-    (`scale = math.sqrt(d)`, `inv = d ** -0.5`), with what they hold: a function's local
-    names, or with `attributes` the attributes of `self` a class's methods set
-    (`self.scale`)."""
+def set_once(scope: ast.AST, attributes: bool = False,
+             holding: Callable[[ast.expr], bool] | None = None) -> dict[str, ast.expr]:
+    """The names `scope` binds exactly once, by a plain assignment of what `holding` accepts
+    (default `_one_operation`: `scale = math.sqrt(d)`, `inv = d ** -0.5`), with what they
+    hold: a function's local names, or with `attributes` the attributes of `self` a class's
+    methods set (`self.scale`)."""
     bound: Counter = Counter(a.arg for a in ast.walk(scope) if isinstance(a, ast.arg))
     assigned: dict[str, ast.expr] = {}
     for sub in ast.walk(scope):
-        if (key := _key(sub, (ast.Store, ast.Del), attributes)) is not None:
+        if (key := name_key(sub, (ast.Store, ast.Del), attributes)) is not None:
             bound[key] += 1
         if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and \
-                (target := _key(sub.targets[0], ast.Store, attributes)) is not None:
+                (target := name_key(sub.targets[0], ast.Store, attributes)) is not None:
             assigned[target] = sub.value
     return {name: value for name, value in assigned.items()
             if name.startswith("self.") == attributes and bound[name] == 1 and
-            _one_operation(value)}
+            (holding or _one_operation)(value)}
 
 
 def _one_operation(node: ast.expr) -> bool:
@@ -730,7 +730,7 @@ def _scan_block(body: list[ast.stmt], seen: set[str], local: set[str],
         seen |= _bound_names(statement, attributes=attributes)
 
 
-def _key(node: ast.AST, ctx: type, attributes: bool) -> str | None:
+def name_key(node: ast.AST, ctx: type, attributes: bool) -> str | None:
     """The name a node reads or binds (`ctx`): a variable, or with `attributes` `self.x`."""
     if not isinstance(getattr(node, "ctx", None), ctx):
         return None
@@ -759,7 +759,7 @@ def _reads(statement: ast.stmt, attributes: bool = False) -> set[str]:
     comprehension = {n.id for h in header for n in ast.walk(h)
                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return {key for h in header for n in ast.walk(h)
-            if (key := _key(n, ast.Load, attributes)) is not None} - comprehension
+            if (key := name_key(n, ast.Load, attributes)) is not None} - comprehension
 
 
 def _bound_names(node: ast.AST, only_header: bool = False, attributes: bool = False) -> set[str]:
@@ -773,7 +773,7 @@ def _bound_names(node: ast.AST, only_header: bool = False, attributes: bool = Fa
         return names | {h.name for h in getattr(node, "handlers", []) if h.name}
     names = set()
     for sub in ast.walk(node):
-        if (key := _key(sub, ast.Store, attributes)) is not None:
+        if (key := name_key(sub, ast.Store, attributes)) is not None:
             names.add(key)
         elif isinstance(sub, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in sub.names}

@@ -55,10 +55,12 @@ from sabench.scaffolds.alignment_formulas import (
     flatten_product,
     flatten_sum,
     functions_of,
+    name_key,
     normalise_formula,
     paper_notation,
     python_module,
     right_hand_sides,
+    set_once,
 )
 from sabench.scaffolds.alignment_layers import unchained_applications, unchained_layers
 from sabench.scaffolds.alignment_rules import GENERIC, carriers, covered, name_terms
@@ -560,10 +562,14 @@ def code_expressions(index: RepoIndex, file: str) -> list[tuple[int, str, Node]]
     return found
 
 
-def expressions_in(index: RepoIndex, d: Definition) -> list[tuple[str, str, Node]]:
-    """(file:line, text, node) of the sums, products and negations of one function."""
-    return [(f"{d.file}:{line}", text, node) for line, text, node in
-            code_expressions(index, d.file) if d.start <= line <= d.end]
+def expressions_in(index: RepoIndex, d: Definition, inlined: bool = False
+                   ) -> list[tuple[str, str, Node]]:
+    """(file:line, text, node) of the sums, products and negations of one function; with
+    `inlined`, also as read with the names it holds once (`inlined_expressions`)."""
+    found = code_expressions(index, d.file) + (
+        inlined_expressions(index, d.file) if inlined else [])
+    return [(f"{d.file}:{line}", text, node) for line, text, node in found
+            if d.start <= line <= d.end]
 
 
 def inlined_expressions(index: RepoIndex, file: str) -> list[tuple[int, str, Node]]:
@@ -577,13 +583,12 @@ def inlined_expressions(index: RepoIndex, file: str) -> list[tuple[int, str, Nod
     found = []
     attributes: dict[int, dict[str, ast.expr]] = {}  # per class, read once for its methods
     for function, owner in functions_of(python_module(index, file, tests=False)):
-        nodes = _own_nodes(function)
-        held = _held_once(nodes)
+        held = set_once(function, holding=_computed)
         if owner is not None:  # `self.scale = 1 / math.sqrt(d)` in the constructor
             if id(owner) not in attributes:
-                attributes[id(owner)] = _attributes_held_once(owner)
+                attributes[id(owner)] = set_once(owner, attributes=True, holding=_computed)
             held.update(attributes[id(owner)])
-        for node in nodes if held else ():
+        for node in _own_nodes(function) if held else ():
             if _arithmetic(node) and _reads_any(node, held):
                 inlined = _inline(node, held)
                 found.append((node.lineno, expression_text(inlined), tree(inlined)))
@@ -609,63 +614,21 @@ def _own_nodes(function: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _held_once(nodes: list[ast.AST]) -> dict[str, ast.expr]:
-    """The local names a function (its `_own_nodes`) binds exactly once, by a plain
-    assignment of arithmetic or of an operation (`diff = q_i - q_j`, `z = torch.exp(x)`),
-    with what they hold."""
-    bound: dict[str, int] = {}
-    for node in nodes:
-        names = [node.id] if isinstance(node, ast.Name) and isinstance(
-            node.ctx, (ast.Store, ast.Del)) else [node.arg] if isinstance(node, ast.arg) else []
-        for name in names:
-            bound[name] = bound.get(name, 0) + 1
-    return {node.targets[0].id: node.value for node in nodes
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and
-            isinstance(node.targets[0], ast.Name) and bound.get(node.targets[0].id) == 1 and
-            _computed(node.value)}
-
-
-def _attributes_held_once(owner: ast.ClassDef) -> dict[str, ast.expr]:
-    """The attributes of `self` that a class's methods set exactly once, by a plain
-    assignment of arithmetic or of an operation, with what they hold (keyed `self.name`)."""
-    bound: dict[str, int] = {}
-    assigned: dict[str, ast.expr] = {}
-    for node in ast.walk(owner):
-        if (key := _attribute_key(node)) is not None and not isinstance(node.ctx, ast.Load):
-            bound[key] = bound.get(key, 0) + 1
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                (key := _attribute_key(node.targets[0])) is not None:
-            assigned[key] = node.value
-    return {key: value for key, value in assigned.items()
-            if bound[key] == 1 and _computed(value)}
-
-
 def _computed(value: ast.expr) -> bool:
     """Arithmetic or an operation (`q_i - q_j`, `torch.exp(x)`): what a constant or another
     name holds (`eps = 1e-8`) is better read by the name the code gives it."""
     return tree(value).kind in ("sum", "product", "power", "call")
 
 
-def _attribute_key(node: ast.AST) -> str | None:
-    """`self.name` for an attribute of `self`, None for anything else."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-            node.value.id == "self":
-        return f"self.{node.attr}"
-    return None
-
-
 def _reads_any(node: ast.AST, held: dict[str, ast.expr]) -> bool:
-    return any((n.id if isinstance(n, ast.Name) else _attribute_key(n)) in held and
-               isinstance(n.ctx, ast.Load) for n in ast.walk(node)
-               if isinstance(n, (ast.Name, ast.Attribute)))
+    return any(name_key(n, ast.Load, True) in held for n in ast.walk(node))
 
 
 def _inline(node: ast.AST, held: dict[str, ast.expr], depth: int = 1) -> ast.AST:
     """`node` with each name of `held` it reads (to `depth` levels of names) read as the
     expression held. New nodes are built where something changed, and the function's own
     are never altered (other rules read them, with what they hang from)."""
-    key = node.id if isinstance(node, ast.Name) else _attribute_key(node)
-    if key in held and depth > 0 and isinstance(getattr(node, "ctx", None), ast.Load):
+    if (key := name_key(node, ast.Load, True)) in held and depth > 0:
         return _inline(held[key], held, depth - 1)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         operand = _inline(node.operand, held, depth)
@@ -700,16 +663,14 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     if not formulas:
         return []
     wanted = [(piece, formula, NAME_ANCHOR if coefficient_of_a_name(formula) else
-               max(3, math.ceil(0.75 * formula.leaves()))) for piece, formula in formulas]
+               _needed(formula)) for piece, formula in formulas]
     # code of another reading of the paper's notation computes the paper's formula, but
     # code one operator from that reading is no drift of what the paper wrote
-    readings = [(piece, node, max(3, math.ceil(0.75 * node.leaves())))
+    readings = [(piece, node, _needed(node))
                 for piece, node in claim_formulas(claim.text, readings=True)]
     stated = mentioned_numbers(claim.text) | mentioned_numbers(paper_notation(claim.text))  # `²`
     for d in carriers(index, check):
-        code = expressions_in(index, d) + [
-            (f"{d.file}:{line}", text, node) for line, text, node in
-            inlined_expressions(index, d.file) if d.start <= line <= d.end]
+        code = expressions_in(index, d, inlined=True)
         drifted = one_operator_apart(wanted, code, readings=readings) or one_operator_apart(
             wanted, [c for c in code if _numbers(c[1]) - stated], constants=True,
             readings=readings)
@@ -718,6 +679,12 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
             return [(f"the claim computes {piece}; the code computes {text} at {where}, "
                      f"one operator or constant apart", where)]
     return []
+
+
+def _needed(formula: Node) -> int:
+    """The anchors a code expression needs to be the formula: at least 3, and at least three
+    quarters of its leaves."""
+    return max(3, math.ceil(0.75 * formula.leaves()))
 
 
 def coefficient_of_a_name(formula: Node) -> bool:
