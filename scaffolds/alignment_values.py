@@ -171,9 +171,10 @@ _LINKS = frozenset({"per", "of", "for", "in", "on", "each", "with", "at", "to", 
 def head_noun(tail: str) -> str:
     """The term of the last word of the noun phrase right after a value (up to three words,
     ending before a linking word): what the value counts ("20.7k A100 GPU hours" counts
-    hours, not GPUs; "40 for fine-tuning" names no noun)."""
+    hours, not GPUs; "40 for fine-tuning" names no noun). A hyphenated word's head is its
+    last part, as in any English compound ("4 mini-batches" counts batches)."""
     for word in reversed(_noun_phrase(tail)):
-        terms = word_terms(word.lower())
+        terms = word_terms(word.lower().rsplit("-", 1)[-1])
         if terms:
             return terms[0]
     return ""

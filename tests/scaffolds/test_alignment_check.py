@@ -163,6 +163,9 @@ def test_stated_values_read_sizes_grouped_digits_rates_and_counts() -> None:
     assert [(v.whole, v.per) for v in price] == [(False, False), (True, True)]
     # what a value counts: "20.7k A100 GPU hours" are hours (a `gpus` setting is not it)
     assert [v.head for v in stated_values("compute: 20.7k A100 GPU hours")] == ["hour"]
+    # ... and a hyphenated noun's head is its last part
+    assert [v.head for v in stated_values("PPO: 4 mini-batches, 8 self-attention heads",
+                                          small=True)] == ["batch", "head"]
     # ... and a value followed by a preposition counts nothing
     assert [v.head for v in stated_values("timesteps K=40 for fine-tuning")] == [""]
     # values for other model sizes after a slash are alternatives, a fraction is no value
@@ -868,6 +871,10 @@ def drifted_and_faithful(tmp_path: Path, claim: Claim, code: str, good: object, 
     ("Training infrastructure: context_length=4096, total_tokens=3.5T, optimizer=AdamW",
      "class TrainingConfig:\n    seq_len = {}\n    optimizer = 'adamw'\n    log_every = 4096\n",
      4096, 40960),
+    # a hyphenated noun counts what its last part names: "4 mini-batches" are batches
+    ("PPO hyperparameters: learning rate=0.001, 5 learning epochs per update, 4 mini-batches",
+     "class PPOConfig:\n    def __init__(self):\n        self.learning_rate = 0.001\n"
+     "        self.learning_epochs = 5\n        self.mini_batches = {}\n", 4, 40),
 ])
 def test_a_value_is_told_apart_from_the_claims_other_values(
         tmp_path: Path, text: str, code: str, good: object, bad: object) -> None:
