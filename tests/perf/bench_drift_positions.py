@@ -13,7 +13,10 @@ and the alignment check passes (fold calibrations, as in `bench_alignment_check.
 `--runs` runs drawn with `--seed`. It prints detection per kind: a figure the rules were not
 fitted to. Many positions lie in code that is not the claim's (official evidence is broad),
 so no check reaches 100%; compare versions of the check, not against the suite's figure.
-`--papers-only` and `--except-papers` split the papers (a held-out split). A claim's positions
+It also prints detection by where the drifted line stands among the check's own evidence
+windows for the claim (ranked best first, read before the drift): in its two best windows, the
+ones the value rules read, in a later one, or in none. `--papers-only` and `--except-papers`
+split the papers (a held-out split). A claim's positions
 are drawn with a seed of its own, so two versions of the check are measured on the same
 positions even where they pass different claims; `--out` writes every drift with the line
 before and after it.
@@ -79,8 +82,29 @@ def drift_run(args: tuple) -> list[dict]:
                     out.append({"run": name, "claim": cid, "kind": kind,
                                 "file": position.rel, "line": position.line + 1,
                                 "named": position.named, "was": was, "now": now,
+                                "window": window_rank(before[cid].evidence, position),
                                 "detected": not after.passed or dropped})
     return out
+
+
+def window_rank(evidence: list[str], position: drift.Position) -> str:
+    """Where the drifted line stands among the check's evidence windows (`path:start-end`,
+    best first): `best two`, `later` or `none`."""
+    for rank, ref in enumerate(evidence):
+        found = drift.REF.match(ref)
+        if found and found.group(1) == position.rel and \
+                int(found.group(2)) <= position.line + 1 <= int(found.group(3)):
+            return "best two" if rank < 2 else "later"
+    return "none"
+
+
+def by_window(records: list[dict]) -> dict[str, dict[str, int]]:
+    """Drifts and detections per window rank."""
+    out: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "detected": 0})
+    for record in records:
+        out[record["window"]]["n"] += 1
+        out[record["window"]]["detected"] += record["detected"]
+    return dict(sorted(out.items()))
 
 
 def main(argv: list[str]) -> None:
@@ -111,7 +135,8 @@ def main(argv: list[str]) -> None:
                if records else None,
                "by_kind": {k: {"n": len(v), "detected": sum(r["detected"] for r in v),
                                "named": sum(r["named"] for r in v),
-                               "detected_named": sum(r["detected"] for r in v if r["named"])}
+                               "detected_named": sum(r["detected"] for r in v if r["named"]),
+                               "by_window": by_window(v)}
                            for k, v in sorted(by_kind.items())}}
     if "--out" in argv:
         Path(option("--out", "")).write_text(json.dumps(records, indent=0))
