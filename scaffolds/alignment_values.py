@@ -426,6 +426,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out += [f for f in drifted_list_conflicts(index, claim, near, context, mentioned)
             if f.where not in {g.where for g in out}]  # a long list both list rules read
     out += range_conflicts(claim, near, context, windows)
+    out += [f for f in bound_setting_conflicts(index, claim, context, windows)
+            if f.where not in {g.where for g in out}]
     out += normal_std_conflicts(index, claim, near, windows, mentioned)
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
@@ -603,7 +605,8 @@ def range_end(text: str) -> float:
 
 
 def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext,
-                    windows: Iterable[tuple[str, int, int]] = ()) -> list[Finding]:
+                    windows: Iterable[tuple[str, int, int]] = (),
+                    place: str = "where the claim is implemented") -> list[Finding]:
     """Where the claim is implemented, a name of a quantity the claim bounds holds a number
     outside its range (`THINKING_STEPS = 50` for "thinking steps ranging from 0 to 5"): every
     word of the name but generic ones is the range's quantity's or the claim's head's, and its
@@ -622,8 +625,8 @@ def range_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext,
             number = held_number(a)
             if number is not None and not low <= number <= high and \
                     _section_is_claims(a, owners):
-                return [conflict(claim, a, ", where the claim is implemented, is outside the "
-                                           f"range [{low:g}, {high:g}] the claim states")]
+                return [conflict(claim, a, f", {place}, is outside the range "
+                                           f"[{low:g}, {high:g}] the claim states")]
             # a pair that keeps one end of the claim's range and is no range at all is the
             # claim's range drifted, in any section
             if number is None and _emptied(_numbers_held(a), low, high):
@@ -640,6 +643,24 @@ _NORMAL = re.compile(r"(?<![\w.])(?:N|Normal|Gaussian)\s*\(\s*-?[\d.]+\s*,\s*(?:
 #: Names of a normal distribution's standard deviation (`std`, `init_std`, `initializer_range`
 #: as Hugging Face calls the initialiser's).
 _STD_NAMES = frozenset({"std", "stddev", "sigma", "initializer_range"})
+
+
+#: Words that make a setting one end of a quantity's range (`masking_ratio_min`).
+_BOUND_WORDS = frozenset({"min", "max", "minimum", "maximum", "low", "high", "lower", "upper"})
+
+
+def bound_setting_conflicts(index: RepoIndex, claim: Claim, context: ClaimContext,
+                            windows: Iterable[tuple[str, int, int]] = ()) -> list[Finding]:
+    """A setting named as one end of a quantity the claim bounds (`masking_ratio_phase1_min`
+    for "Masking ratio: Phase 1 uniformly sampled from [0.7, 1.0]") holds a number outside
+    the range, wherever it is set: that end of the range is not the paper's. The name is read
+    as `range_conflicts` reads one where the claim is implemented (every word but generic
+    ones the range's quantity's or the claim's head's, in a section that is the claim's);
+    the word for an end is what makes a setting elsewhere the range's, not another
+    quantity's that shares its words (`num_train_timesteps` is no bound of a timestep range)."""
+    ends = [a for a in _settings(index) if (scalar(a) or config_scalar(a)) and
+            {part.lower() for part in split_identifier(a.name)} & _BOUND_WORDS]
+    return range_conflicts(claim, ends, context, windows, place="a setting of one end")
 
 
 def normal_std_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],

@@ -945,6 +945,26 @@ def test_a_section_named_as_the_module_that_implements_the_claim_is_the_claims(
     assert [f.where for f in found] == (["config.yaml:2"] if fails else [])
 
 
+@pytest.mark.parametrize(("setting", "fails"), [
+    ("masking_ratio_phase1_min = {}", True),
+    # a quantity that shares the range's words but is no end of it
+    ("num_masking_ratio_phase1 = {}", False)])
+@pytest.mark.parametrize("value", ["0.7", "7.0"])
+def test_a_setting_of_one_end_of_the_claims_range_holds_a_number_in_it_wherever_it_is(
+        tmp_path: Path, setting: str, fails: bool, value: str) -> None:
+    # the setting is in no window where the check finds the claim: its name makes it the
+    # configuration's end of the range the claim bounds
+    (tmp_path / "config.py").write_text(
+        "class TrainConfig:\n    " + setting.format(value) +
+        "\n    masking_ratio_phase1_max = 1.0\n")
+    claim = toy_claim("toy-D1-001", "Masking ratio configuration: Phase 1 uniformly sampled "
+                                    "from [0.7, 1.0]; Phase 2 uses a cosine masking schedule.")
+    found = alignment_values.bound_setting_conflicts(
+        RepoIndex.build(tmp_path), claim, alignment_values.claim_context(claim.text),
+        [("model.py", 1, 8)])
+    assert [f.where for f in found] == (["config.py:2"] if fails and value == "7.0" else [])
+
+
 def test_adams_betas_hold_no_number_above_one_in_any_stage(tmp_path: Path) -> None:
     # Adam's betas lie in [0, 1) in every stage, though another stage's section is not the
     # claim's; a KL weight `kl_beta` is no Adam beta and may be above one
