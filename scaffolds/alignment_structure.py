@@ -34,8 +34,10 @@ The same carrying code, and the constructors of its classes, must not hold arith
 paper can mean (`senseless_findings`): a size computed by true division for a call that takes
 sizes (`nn.Linear(d, n_heads / d_head)`, `x.view(b, t, heads / d_head)` refuse the float at
 run time) or for an attribute the repository takes as a size, an expression minus itself, a
-divergence summed from two log-probabilities, or layers stacked or applied one after another
-whose sizes do not chain (`alignment_layers`).
+computed number times one (`1.0 * math.sqrt(d)`: a reciprocal that lost its operator), a
+Python list divided or subtracted (`[0.0] / n`, which raises), a divergence summed from two
+log-probabilities, or layers stacked or applied one after another whose sizes do not chain
+(`alignment_layers`).
 """
 
 from __future__ import annotations
@@ -728,9 +730,10 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     repository declares `int` or passes to such a call anywhere; or taken by such a call as
     an attribute that the repository sets only by true division, in whatever file), which
     fails at run time;
-    an expression minus (or over) itself, always 0 (or 1); a divergence of two
-    distributions computed as the sum of their log-probabilities; two layers, one fed what
-    the other gives, whose sizes differ."""
+    an expression minus (or over) itself, always 0 (or 1); a computed number times or over
+    one; a Python list or tuple divided or subtracted; a divergence of two distributions
+    computed as the sum of their log-probabilities; two layers, one fed what the other gives,
+    whose sizes differ."""
     if claim.dimension not in (Dimension.D1, Dimension.D2):
         return []
     for d in _with_constructors(index, carriers(index, check)):
@@ -740,6 +743,9 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         # names the function binds to a true division (`hidden = dim_head / heads`)
         divided = {ast.unparse(target): node for node in nodes if isinstance(node, ast.Assign)
                    and _true_division(node.value) for target in node.targets}
+        # `1.0 * hits / total` casts to float before dividing: the product is no identity
+        cast = {id(node.left) for node in nodes if isinstance(node, ast.BinOp) and
+                isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))}
         for node in nodes:
             where = f"{d.file}:{node.lineno}"
             if _takes_sizes(node):
@@ -762,6 +768,13 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                 return [(f"the code stacks {expression_text(before)}, which gives {gives}, "
                          f"before {expression_text(after)}, which takes {takes}, at {where}: "
                          "the layers do not chain", where)]
+            if _by_one(node, cast):
+                return [(f"the code computes {expression_text(node)} at {where}, a number "
+                         "times (or over) one, which changes nothing: an operator is lost",
+                         where)]
+            if _sequence_arithmetic(node):
+                return [(f"the code computes {expression_text(node)} at {where}: a list or "
+                         "tuple cannot be divided or subtracted", where)]
             if _summed_log_ratio(node):
                 return [(f"the code adds log-probabilities for a divergence or log-ratio at "
                          f"{where} ({expression_text(node)}): it is their difference", where)]
@@ -778,6 +791,46 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                 return [(f"the code binds {target} to a true division at {where}, a float, "
                          f"where the repository takes {attribute} as a size", where)]
     return []
+
+
+#: Calls that give a float whatever they take: one times their result is that result.
+_FLOAT_CALLS = frozenset({"sqrt", "rsqrt", "exp", "log", "log2", "log10", "log1p", "pow", "sin",
+                          "cos", "tan", "tanh", "sigmoid", "softplus", "erf"})
+
+
+def _by_one(node: ast.AST, cast: set[int]) -> bool:
+    """`1.0 * math.sqrt(d_model)`, `2 ** k / 1`: a number the code computes (a float call,
+    or arithmetic holding one or a true division) times or over one, not as the float cast
+    of a division (`1.0 * hits / total`, `cast`). No formula multiplies by one; code that
+    does so has lost an operator (`1.0 / math.sqrt(d_model)`)."""
+    if not isinstance(node, ast.BinOp) or id(node) in cast:
+        return False
+    pairs = [(node.left, node.right), (node.right, node.left)] if isinstance(
+        node.op, ast.Mult) else [(node.right, node.left)] if isinstance(node.op, ast.Div) else []
+    return any(isinstance(one, ast.Constant) and type(one.value) in (int, float) and
+               one.value == 1 and _computes_a_float(other) for one, other in pairs)
+
+
+def _computes_a_float(node: ast.AST) -> bool:
+    """A float call, or arithmetic that holds one or a true division."""
+    if isinstance(node, ast.Call):
+        return _callee(node) in _FLOAT_CALLS
+    return isinstance(node, ast.BinOp) and (isinstance(node.op, ast.Div) or any(
+        _computes_a_float(side) for side in (node.left, node.right)))
+
+
+#: Python's own sequences: a literal list or tuple, or one built by `list(...)`/`tuple(...)`.
+def _sequence(node: ast.AST) -> bool:
+    return isinstance(node, (ast.List, ast.ListComp, ast.Tuple)) or isinstance(
+        node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple")
+
+
+def _sequence_arithmetic(node: ast.AST) -> bool:
+    """`[0.0] / n_joints`, `list(a) - list(b)`: a Python list or tuple divided or subtracted,
+    which raises at run time (a list is repeated with `*` and joined with `+`)."""
+    return isinstance(node, ast.BinOp) and isinstance(
+        node.op, (ast.Div, ast.FloorDiv, ast.Sub, ast.Mod, ast.Pow)) and (
+        _sequence(node.left) or isinstance(node.op, ast.Sub) and _sequence(node.right))
 
 
 #: Names of a divergence or log-ratio of two distributions (`kl_penalty`, `log_ratio`).

@@ -376,13 +376,19 @@ def test_a_constant_times_a_quantitys_name_is_that_quantitys_coefficient(tmp_pat
      "true division"),
     # an expression minus itself is always zero
     ("input_dim = channels + channels", "input_dim = channels - channels", "always 0"),
+    # a computed number times one: the reciprocal lost its operator
+    ("self.scale = 1.0 / math.sqrt(d_head)", "self.scale = 1.0 * math.sqrt(d_head)",
+     "times (or over) one"),
+    # a list divided raises: the list was repeated
+    ("self.bias_init = [0.0] * n_heads", "self.bias_init = [0.0] / n_heads",
+     "cannot be divided or subtracted"),
 ])
 def test_arithmetic_no_paper_can_mean_fails(tmp_path: Path, faithful: str, drifted: str,
                                             said: str) -> None:
     claim = toy_claim("toy-D2-001", "Query projection of the attention block: queries = x W_q "
                                     "with W_q of n_heads * d_head columns and input_dim of "
                                     "twice the channels.")
-    code = ("import torch.nn as nn\n\n\nclass QueryProjection(nn.Module):\n"
+    code = ("import math\n\nimport torch.nn as nn\n\n\nclass QueryProjection(nn.Module):\n"
             "    def __init__(self, d_model, n_heads, d_head, channels):\n"
             "        super().__init__()\n        {}\n\n"
             "    def forward(self, x):\n        return self.w_q(x)\n")
@@ -394,6 +400,23 @@ def test_arithmetic_no_paper_can_mean_fails(tmp_path: Path, faithful: str, drift
     whole = code.format("self.w_q = nn.Linear(d_model, int(n_heads / d_head))")
     result = toy_check(tmp_path / "whole", {"attention.py": whole}, claim)[claim.id]
     assert not any("true division" in r for r in result.reasons)
+
+
+@pytest.mark.parametrize("code", [
+    "ratio = 1.0 * math.sqrt(hits) / total",  # one times a number, cast before a division
+    "weights = 1.0 * (scores > 0)",  # a mask made float
+    "doubled = list(a) + list(b)",  # lists joined
+    "message = '%s of %s' % (hits, total)",  # a tuple formatted into text
+])
+def test_ones_and_lists_in_arithmetic_that_means_something_pass(tmp_path: Path,
+                                                                code: str) -> None:
+    claim = toy_claim("toy-D2-001", "Hit ratio: ratio = sqrt(hits) / total over the scored "
+                                    "items.")
+    source = ("import math\n\n\ndef hit_ratio(hits, total, scores, a, b):\n"
+              f"    {code}\n    return locals()\n")
+    result = toy_check(tmp_path / "repo", {"ratio.py": source}, claim)[claim.id]
+    assert not any("one, which" in r or "cannot be divided" in r for r in result.reasons), \
+        result.reasons
 
 
 @pytest.mark.parametrize(("faithful", "drifted"), [
