@@ -417,11 +417,9 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     near += [branch for a in near for branch in branch_values(index, a)]
     mentioned = mentioned_numbers(claim.text)
     out = list_conflicts(claim, near, values, context, mentioned)
-    # a fraction out of [0, 1] is no other stage's value: the settings named as the claim
-    # writes the quantity count wherever they are
-    written = {v.symbol.lower() for v in values if len(v.symbol) > 1}
-    out += fraction_conflicts(claim, near + [a for a in _settings(index)
-                                             if a.name.lower() in written], values)
+    # a fraction out of [0, 1] is no other stage's value, nor any setting's: every name that
+    # says it is the claim's kind of fraction counts, wherever it is
+    out += fraction_conflicts(claim, near + fraction_settings(index), values)
     out += index_range_conflicts(claim, near)
     out += [f for f in drifted_list_conflicts(index, claim, near, context, mentioned)
             if f.where not in {g.where for g in out}]  # a long list both list rules read
@@ -557,6 +555,24 @@ def fraction_conflicts(claim: Claim, near: list[Assignment], values: list[Stated
                 return [conflict(claim, a, f" is {kind.label} outside [0, 1]: no setting "
                                            "of it can be")]
     return []
+
+
+def fraction_settings(index: RepoIndex) -> list[Assignment]:
+    """The assignments whose name and sections say which fraction they set, wherever they
+    are (`ema_momentum`, `optimizer.betas`, `uncond_prob`; not a noise schedule's bare
+    `beta`, which is no Adam beta) (cached)."""
+    found = index.cache.get("alignment_fractions")
+    if found is None:
+        found = index.cache["alignment_fractions"] = [
+            a for a, _ in _name_terms(index) if any(
+                kind.names({p.lower() for p in split_identifier(a.name)}) and
+                {p.lower() for part in a.path.split(".") for p in split_identifier(part)} &
+                (kind.claim_words | _OPTIMIZER_WORDS) for kind in FRACTIONS)]
+    return found
+
+
+#: Words of a name's sections that make its beta an optimizer's.
+_OPTIMIZER_WORDS = frozenset({"optimizer", "optim", "opt"})
 
 
 def _numbers_held(a: Assignment) -> list[float]:

@@ -1024,6 +1024,27 @@ def test_a_momentum_above_one_fails_its_claim_wherever_it_is_set(tmp_path: Path)
            "setting of it can be" in verdicts["9.999"].reasons
 
 
+@pytest.mark.parametrize(("setting", "fails"), [
+    # a decay under another name than the claim's, in a class of its own: still no decay
+    ("class EvalConfig:\n    ema_decay = 9.999\n", True),
+    # an optimizer's beta, named by its section
+    ("optimizer:\n  name: adamw\n  beta2: 9.5\n", True),
+    # a noise schedule's beta is no Adam beta, and may be above one
+    ("noise_schedule:\n  beta: 12.0\n", False),
+])
+def test_a_named_fraction_outside_its_interval_fails_wherever_it_is_set(
+        tmp_path: Path, setting: str, fails: bool) -> None:
+    claim = toy_claim("toy-D1-001", "Training uses AdamW with beta1=0.9, beta2=0.95 and an "
+                                    "EMA of the weights with decay 0.9999")
+    name = "eval.py" if setting.startswith("class") else "config.yaml"
+    (tmp_path / name).write_text(setting)
+    index = RepoIndex.build(tmp_path)
+    found = alignment_values.fraction_conflicts(
+        claim, alignment_values.fraction_settings(index),
+        alignment_values.stated_values(claim.text))
+    assert bool(found) is fails, found
+
+
 def test_a_bare_plural_counts_its_noun_in_a_section_the_claim_names(tmp_path: Path) -> None:
     # `hardware.nodes` counts the nodes of "the same hardware"; a bare `epochs` of an
     # unnamed section might count any epochs of the system
