@@ -819,15 +819,17 @@ def _computes_a_float(node: ast.AST) -> bool:
         _computes_a_float(side) for side in (node.left, node.right)))
 
 
-#: Python's own sequences: a literal list or tuple, or one built by `list(...)`/`tuple(...)`.
 def _sequence(node: ast.AST) -> bool:
+    """One of Python's own sequences: a literal list or tuple, or one built by `list(...)` or
+    `tuple(...)` (not an array or a tensor, which do arithmetic)."""
     return isinstance(node, (ast.List, ast.ListComp, ast.Tuple)) or isinstance(
         node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple")
 
 
 def _sequence_arithmetic(node: ast.AST) -> bool:
-    """`[0.0] / n_joints`, `list(a) - list(b)`: a Python list or tuple divided or subtracted,
-    which raises at run time (a list is repeated with `*` and joined with `+`)."""
+    """`[0.0] / n_joints`, `list(a) - list(b)`: a Python list or tuple divided, subtracted,
+    taken modulo or raised to a power, which raises at run time (a list is repeated with `*`
+    and joined with `+`; a tuple after `%` formats a string)."""
     return isinstance(node, ast.BinOp) and isinstance(
         node.op, (ast.Div, ast.FloorDiv, ast.Sub, ast.Mod, ast.Pow)) and (
         _sequence(node.left) or isinstance(node.op, ast.Sub) and _sequence(node.right))
