@@ -241,6 +241,12 @@ def drift_test(
                   f"{report['detection']} detected; false alarms {report['false_alarm_rate']}")
     for kind, figures in report["by_kind"].items():
         console.print(f"  {kind}: {figures['detection']} of {figures['n']}")
+    if report["by_judge_naming"]:
+        console.print("  where the official judge's reasoning names what the drift changed, "
+                      "and where it does not:")
+    for kind, sides in report["by_judge_naming"].items():
+        shown = "; ".join(f"{side} {f['detection']} of {f['n']}" for side, f in sides.items())
+        console.print(f"    {kind}: {shown}", highlight=False)
     for skipped in report["skipped_runs"]:
         console.print(f"  left out: {skipped['run']} ({skipped['reason']})", highlight=False)
 

@@ -25,6 +25,12 @@ replaces), whose verdict crosses the pass threshold either way.
 
 Each repository is copied once (files put back after each injection); repositories of more
 than `MAX_FILES` files are left out and listed in the report.
+
+The report also splits detection by whether the official judge's reasoning about the claim
+names what a drift changed (a D1 value's setting, the function of a stub or an operator swap):
+the judge's own reading of which code implements the claim, which no checker sees. A drift
+the judge does not name may change a number that only coincides with one of the claim's, or a
+function beside the claim's code.
 """
 
 from __future__ import annotations
@@ -504,6 +510,9 @@ class Outcome:
     alarms: int
     others: int
     change: dict[str, Any] | None = None  # the first line the injection changed
+    #: whether the official judge's reasoning about the claim names what the drift changed
+    #: (`judge_names`); None for kinds that change no one named thing (D3, D4)
+    judge_named: bool | None = None
 
 
 #: Repositories with more files are left out (and listed): every injection re-checks the
@@ -565,10 +574,13 @@ def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed
     check = CHECKERS[checker]
     chosen = chosen_kinds(kinds)
     plans, skipped = [], []
+    reasoning: dict[str, dict[str, str]] = {}
     for name, spec, repo, official in candidates(Path(runs_root), Path(papers), skipped,
                                                  papers_only):
         scores = {c["id"]: c["score"] for d in official["dimensions"].values()
                   for c in d["claims"]}
+        reasoning[name] = {c["id"]: c.get("judge_reasoning") or ""
+                           for d in official["dimensions"].values() for c in d["claims"]}
         sites = evidence_sites(spec, official, repo)
         eligible = [cid for cid, s in scores.items() if s is not None and s >= OFFICIAL_PASS
                     and cid in sites and chosen[sites[cid].claim.dimension.value]]
@@ -588,6 +600,8 @@ def drift_test(runs_root: Path, papers: Path, *, sample: int | None = None, seed
             outcome = inject_and_check(name, spec, copies.of(name, repo), sites, cid,
                                        baselines[name], check, rng, chosen)
             if outcome is not None:
+                outcome.judge_named = judge_names(reasoning[name].get(cid, ""), outcome,
+                                                  copies.of(name, repo))
                 outcomes.append(outcome)
                 if progress:
                     progress(outcome)
@@ -736,8 +750,70 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
                         for k, v in sorted(by_kind.items())},
             "false_alarm_rate": round(sum(o.alarms for o in outcomes) / others, 4)
             if others else None,
+            "by_judge_naming": by_judge_naming(outcomes),
             "runs": len({o.run for o in outcomes}),
             "injections": [{"run": o.run, "claim": o.claim, "kind": f"{o.dimension} {o.kind}",
                             "detected": o.detected, "flagged": o.flagged, "change": o.change,
-                            "alarms": o.alarms, "untouched": o.others}
+                            "alarms": o.alarms, "untouched": o.others,
+                            "judge_named": o.judge_named}
                            for o in outcomes]}
+
+
+# ------------------------------------------------------------------------------- judge naming
+
+
+def judge_names(reasoning: str, outcome: Outcome, copy: Path) -> bool | None:
+    """Whether the official judge's reasoning about the claim names what the drift changed:
+    the setting of a D1 value (`n_heads` of "... d_model=1280, n_heads=20 ..."), the function
+    a stub replaced or an operator swap is in (`copy`: the repository as it was before the
+    drift). That is the judge's own reading of which code implements the claim, which no
+    checker sees; None for the kinds that change no one named thing (D3, D4)."""
+    change = outcome.change
+    if change is None or outcome.kind not in ("value", "stub", "operator"):
+        return None
+    name = drifted_setting(change["before"], change["after"]) if outcome.kind == "value" \
+        else enclosing_function(copy / change["file"], change["line"])
+    return bool(name) and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", reasoning) is not None
+
+
+#: Words of a code line that name no setting (`self.lr = 3e-4`, `cfg.get("lr", 3e-4)`).
+_NOT_SETTINGS = frozenset({"self", "cls", "int", "float", "str", "bool", "default", "type",
+                           "get", "getattr", "config", "cfg", "args", "parser", "add_argument",
+                           "def", "return", "field", "default_factory", "lambda", "help"})
+
+
+def drifted_setting(before: str, after: str) -> str:
+    """The identifier a value drift changed the value of: the last one written (a key's
+    string too) before the first character the drift changed."""
+    cut = next((i for i, (x, y) in enumerate(zip(before, after, strict=False)) if x != y),
+               min(len(before), len(after)))
+    names = [n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", before[:cut])
+             if len(n) > 1 and n not in _NOT_SETTINGS]
+    return names[-1] if names else ""
+
+
+def enclosing_function(path: Path, line: int) -> str:
+    """The name of the innermost function of a Python file around a line ("" for none)."""
+    try:
+        tree = parse_python(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return ""
+    around = [node for node in ast.walk(tree)
+              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and
+              node.lineno <= line <= (node.end_lineno or node.lineno)]
+    return max(around, key=lambda node: node.lineno).name if around else ""
+
+
+def by_judge_naming(outcomes: list[Outcome]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Detection per kind, where the official judge names what the drift changed and where
+    it does not: the suite's pickers take any number of the claim's text that the evidence's
+    code sets, and the first function of its first range, so some draws change code beside
+    the claim's; the judge's naming tells them apart without the checker's own rules."""
+    groups: dict[str, dict[str, list[Outcome]]] = defaultdict(lambda: defaultdict(list))
+    for o in outcomes:
+        if o.judge_named is not None:
+            groups[f"{o.dimension} {o.kind}"]["named" if o.judge_named else "not named"].append(o)
+    return {kind: {side: {"n": len(items),
+                          "detection": round(sum(o.detected for o in items) / len(items), 4)}
+                   for side, items in sorted(sides.items())}
+            for kind, sides in sorted(groups.items())}

@@ -11,12 +11,16 @@ from pathlib import Path
 import pytest
 
 from sabench.benchmark.drift import (
+    Outcome,
     Site,
+    by_judge_naming,
     drift_operator,
     drift_remove,
     drift_stub,
     drift_swap,
     drift_value,
+    drifted_setting,
+    judge_names,
     operator_positions,
     value_positions,
 )
@@ -140,6 +144,12 @@ def test_drift_test_on_development_runs(sabench_data: Path, tmp_path: Path) -> N
     assert sum(k["n"] for k in report["by_kind"].values()) == 12
     assert set(report["by_dimension"]) <= {"D1", "D2", "D3", "D4"}
     assert 0 <= report["detection"] <= 1 and 0 <= report["false_alarm_rate"] <= 1
+    # every value, stub and operator drift is on one side of the judge-naming split
+    split = sum(side["n"] for sides in report["by_judge_naming"].values()
+                for side in sides.values())
+    assert split == sum(o["judge_named"] is not None for o in report["injections"]) == sum(
+        k["n"] for name, k in report["by_kind"].items()
+        if name.split()[-1] in ("value", "stub", "operator"))
 
 
 def test_an_operator_drift_changes_arithmetic_not_output_or_assertions(tmp_path: Path) -> None:
@@ -293,3 +303,38 @@ def test_the_positions_list_every_place_a_drift_may_go(tmp_path: Path) -> None:
         (1, " / "), (2, " + "), (2, " - "), (2, " / ")]
     first = operator_positions(tmp_path, Site(claim, (("m.py", 1, 4),)))
     assert [(p.line, p.replacement) for p in first] == [(1, " / "), (2, " - ")]
+
+
+@pytest.mark.parametrize(("kind", "change", "reasoning", "named"), [
+    # the setting a value drift changed, named as the judge wrote it
+    ("value", {"file": "m.py", "line": 1, "before": "LR = 0.0003", "after": "LR = 0.003"},
+     "The code sets LR = 0.0003 as the paper states.", True),
+    ("value", {"file": "m.py", "line": 1, "before": "LR = 0.0003", "after": "LR = 0.003"},
+     "The code sets the learning rate in train.py.", False),
+    # a key's string is the setting's name; `get` and `cfg` name nothing
+    ("value", {"file": "m.py", "line": 1, "before": 'lr = cfg.get("base_lr", 3e-4)',
+               "after": 'lr = cfg.get("base_lr", 0.003)'}, "base_lr matches the paper.", True),
+    # the function an operator swap is in (its line, in the file before the drift)
+    ("operator", {"file": "m.py", "line": 3, "before": "diff = x - y", "after": "diff = x + y"},
+     "loss() squares the difference.", True),
+    ("operator", {"file": "m.py", "line": 3, "before": "diff = x - y", "after": "diff = x + y"},
+     "The evaluation script reports the metric.", False),
+    # a removal changes no one named thing
+    ("remove", {"file": "m.py", "line": 7, "before": "prepare()", "after": "pass  # removed"},
+     "prepare() runs first.", None),
+])
+def test_the_judge_naming_split_reads_what_the_drift_changed(
+        tmp_path: Path, kind: str, change: dict, reasoning: str, named: bool | None) -> None:
+    (tmp_path / "m.py").write_text(SOURCE)
+    outcome = Outcome("c/p", "p-D1-001", "D1", kind, True, True, 0, 1, change)
+    assert judge_names(reasoning, outcome, tmp_path) is named
+
+
+def test_the_judge_naming_split_counts_detection_on_each_side() -> None:
+    def outcome(named: bool, detected: bool) -> Outcome:
+        return Outcome("c/p", "p-D1-001", "D1", "value", detected, detected, 0, 1, None, named)
+
+    split = by_judge_naming([outcome(True, True), outcome(True, False), outcome(False, False)])
+    assert split == {"D1 value": {"named": {"n": 2, "detection": 0.5},
+                                  "not named": {"n": 1, "detection": 0.0}}}
+    assert drifted_setting("self.n_heads = 16", "self.n_heads = 160") == "n_heads"

@@ -13,10 +13,9 @@
 - `drift`: `sabench drift-test`'s suite (`sabench.benchmark.drift`) with the `alignment` checker
   (fold calibrations again) against the verifiers' `offline` check, on `--sample` injections
   (`--checkers alignment-folds` measures the scaffold's checker alone, in half the time;
-  `--papers-only` holds the draw to those papers' runs, a held-out split of papers). D1 value
-  detection is also split by whether the official judge's reasoning about the claim names the
-  setting the drift changed, and D2 stub and operator detection by whether it names the
-  function the drift is in (`by_judge_naming`).
+  `--papers-only` holds the draw to those papers' runs, a held-out split of papers). The
+  suite's `by_judge_naming` splits detection by whether the official judge's reasoning names
+  what each drift changed.
 
 Uses $SABENCH_RUNS_ROOT when set (a folder made by ../shared/sabench/unpack.sh), else unpacks
 the runs into a temporary folder first. Fold calibrations are cached in the temporary folder
@@ -25,11 +24,9 @@ the runs into a temporary folder first. Fold calibrations are cached in the temp
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -228,71 +225,8 @@ def drift(root: Path, papers: Path, calibrations: dict[str, Calibration], sample
         out[name] = suite.drift_test(root, papers, sample=sample, seed=seed, checker=name,
                                      stratified=stratified, papers_only=papers_only)
         out[name]["seconds"] = round(time.perf_counter() - started, 1)
-        out[name]["by_judge_naming"] = by_judge_naming(root, out[name]["injections"])
     return out
 
-
-#: Words of a code line that name no setting (`self.lr = 3e-4`, `cfg.get("lr", 3e-4)`).
-_NOT_SETTINGS = frozenset({"self", "cls", "int", "float", "str", "bool", "default", "type",
-                           "get", "getattr", "config", "cfg", "args", "parser", "add_argument",
-                           "def", "return", "field", "default_factory", "lambda", "help"})
-
-
-def drifted_setting(before: str, after: str) -> str:
-    """The identifier a D1 drift changed the value of: the last one written (a key's string
-    too) before the first character the drift changed."""
-    cut = next((i for i, (x, y) in enumerate(zip(before, after, strict=False))
-                if x != y),
-               min(len(before), len(after)))
-    names = [n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", before[:cut])
-             if len(n) > 1 and n not in _NOT_SETTINGS]
-    return names[-1] if names else ""
-
-
-def by_judge_naming(root: Path, injections: list[dict]) -> dict:
-    """Detection per kind of drift split by whether the official judge's reasoning about the
-    claim names what the drift changed: the setting of a D1 value (`n_heads` in "...
-    n_layers=36, n_heads=20 ..."), the function a stub replaced or an operator swap is in.
-    That is the judge's own reading of which code implements the claim, a yardstick the check
-    never sees: the suite's pickers take any number of the claim's text that the evidence's
-    code sets, and the first function of the evidence's first range, so the other draws
-    include numbers that only coincide with one of the claim's and functions beside the
-    claim's code."""
-    reasoning: dict[str, dict[str, str]] = {}
-    repos = {f"{r.config}/{r.paper_id}": r.repo for r in read_runs(root)}
-    split: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "detected": 0})
-    for o in injections:
-        change = o.get("change")
-        if o["kind"] not in ("D1 value", "D2 stub", "D2 operator") or not change:
-            continue
-        if o["run"] not in reasoning:
-            config, paper = o["run"].split("/")
-            official = json.loads((root / "official_scores" / config / f"{paper}.json")
-                                  .read_text())
-            reasoning[o["run"]] = {c["id"]: c.get("judge_reasoning") or ""
-                                   for d in official["dimensions"].values()
-                                   for c in d["claims"]}
-        name = drifted_setting(change["before"], change["after"]) if o["kind"] == "D1 value" \
-            else enclosing_function(repos[o["run"]] / change["file"], change["line"])
-        named = bool(name) and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)",
-                                         reasoning[o["run"]].get(o["claim"], "")) is not None
-        group = split[f"{o['kind']}, {'named by the judge' if named else 'not named'}"]
-        group["n"] += 1
-        group["detected"] += o["detected"]
-    return {k: {**v, "detection": round(v["detected"] / v["n"], 4)}
-            for k, v in sorted(split.items())}
-
-
-def enclosing_function(path: Path, line: int) -> str:
-    """The name of the innermost function of a Python file around a line ("" for none)."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
-        return ""
-    around = [node for node in ast.walk(tree)
-              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and
-              node.lineno <= line <= (node.end_lineno or node.lineno)]
-    return max(around, key=lambda node: node.lineno).name if around else ""
 
 
 def main(argv: list[str]) -> None:
