@@ -228,7 +228,6 @@ def drift(root: Path, papers: Path, calibrations: dict[str, Calibration], sample
     return out
 
 
-
 def main(argv: list[str]) -> None:
     parts = [a for a in argv if a in ("demo", "bands", "drift")] or ["demo", "bands", "drift"]
     sample = int(argv[argv.index("--sample") + 1]) if "--sample" in argv else 200

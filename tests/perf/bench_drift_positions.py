@@ -16,10 +16,9 @@ so no check reaches 100%; compare versions of the check, not against the suite's
 It also prints detection by where the drifted line stands among the check's own evidence
 windows for the claim (ranked best first, read before the drift): in its two best windows, the
 ones the value rules read, in a later one, or in none. `--papers-only` and `--except-papers`
-split the papers (a held-out split). A claim's positions
-are drawn with a seed of its own, so two versions of the check are measured on the same
-positions even where they pass different claims; `--out` writes every drift with the line
-before and after it.
+split the papers (a held-out split). A claim's positions are drawn with a seed of its own, so
+two versions of the check are measured on the same positions even where they pass different
+claims; `--out` writes every drift with the line before and after it.
 
 Uses $SABENCH_RUNS_ROOT (a folder made by ../shared/sabench/unpack.sh) and $SABENCH_FOLD_CACHE
 as `bench_alignment_check.py` does.
