@@ -42,7 +42,7 @@ from sabench.scaffolds import alignment_values as values
 from sabench.scaffolds import alignment_variants as variants
 from sabench.scaffolds import alignment_wording as wording
 from sabench.verifiers.alignment import CHECKERS as VERIFIER_CHECKERS
-from sabench.verifiers.alignment import ClaimResult, problems
+from sabench.verifiers.alignment import ClaimResult, problems, too_little
 from sabench.verifiers.checks import ClaimCheck, check_claim
 from sabench.verifiers.index import RepoIndex, cycle_collection_paused
 from sabench.verifiers.judge import Judge, check_repository
@@ -127,10 +127,11 @@ def verdict(index: RepoIndex, claim: Claim, check: ClaimCheck, expected: float,
     # A numerical claim whose every stated value is bound to a name of its quantity is
     # implemented, whatever the judge would score the windows it would be shown.
     bound_d1 = values_bound and claim.dimension == Dimension.D1 and "values" in rules_on
-    passed = (expected >= threshold or bound_d1) and not failing
+    scored = expected >= threshold or bound_d1
+    passed = scored and not failing
     reasons = [f.reason for f in found] + [p for p in problems(check) if passed or not found]
-    if not passed and not reasons:
-        reasons = ["too little of the claim is found in the code"]
+    if not scored:
+        reasons.insert(0, too_little(expected, threshold))
     return AlignmentResult(
         id=claim.id, dimension=claim.dimension, passed=passed,
         expected_score=round(min(1.0, max(0.0, expected)), 4), reasons=list(dict.fromkeys(

@@ -64,6 +64,13 @@ def problems(check: ClaimCheck) -> list[str]:
     return found
 
 
+def too_little(expected: float, threshold: float) -> str:
+    """The reason a claim fails when the code shows too little of it: said first, so that a
+    repair reads the hints after it as hints, not as the cause."""
+    return (f"too little of the claim is found in the code (expected official score "
+            f"{expected:.2f}, below {threshold:.2f})")
+
+
 def values_absent(check: ClaimCheck) -> bool:
     """A numerical claim none of whose stated values appears in executable code."""
     return check.dimension == Dimension.D1 and bool(check.numbers) and not check.numbers_in_code
@@ -81,8 +88,8 @@ def check_repository(spec: PaperSpec, repo: Path) -> list[ClaimResult]:
             expected = float(verdict.expected_score or 0.0)
             passed = expected >= PASS_EXPECTED and not values_absent(check)
             reasons = problems(check)
-            if not passed and not reasons:
-                reasons = ["too little of the claim is found in the code"]
+            if expected < PASS_EXPECTED:
+                reasons.insert(0, too_little(expected, PASS_EXPECTED))
             results.append(ClaimResult(id=verdict.id, dimension=check.dimension, passed=passed,
                                        expected_score=round(expected, 4), reasons=reasons,
                                        evidence=list(verdict.evidence_refs)))

@@ -15,6 +15,7 @@ from sabench.scaffolds import alignment_rules as rules
 from sabench.scaffolds import alignment_sizes, alignment_values
 from sabench.scaffolds.alignment_check import (
     CHECKERS,
+    THRESHOLDS,
     UnknownChecker,
     check_alignment,
     claim_locations,
@@ -1682,3 +1683,19 @@ def test_a_constructor_holds_a_list_only_when_it_takes_nothing_else() -> None:
     assert taken("np.array([0.5, w])") is None
     assert taken("np.clip([0.5, 0.3], 0, 1)") is None
     assert taken("torch.tensor(values)") is None
+
+
+def test_a_claim_the_code_shows_too_little_of_says_so_before_its_hints(tmp_path: Path) -> None:
+    # the ablation is nowhere in the code; what the rules note about its steps is a hint for
+    # the repair, not the reason the claim fails
+    claim = toy_claim("toy-D4-001", "Ablation phases: 1. remove the query-key normalisation; "
+                                    "2. retrain for 100k iterations; 3. measure the 12% "
+                                    "compute saving per step")
+    files = {"train.py": "def train(model, data):\n    for batch in data:\n"
+                         "        model.step(batch)\n"}
+    result = toy_check(tmp_path / "repo", files, claim)[claim.id]
+    assert not result.passed and not result.findings
+    assert result.reasons[0] == (
+        "too little of the claim is found in the code (expected official score "
+        f"{result.expected_score:.2f}, below {THRESHOLDS['D4']:.2f})")
+    assert len(result.reasons) > 1  # the hints follow

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from sabench.benchmark.dataset import load_paper
-from sabench.verifiers.alignment import check_repository
+from sabench.verifiers.alignment import PASS_EXPECTED, check_repository
 
 DEMO = Path(__file__).resolve().parents[2] / "benchmark" / "demo"
 PAPER = load_paper(DEMO / "papers" / "smoothlr")
@@ -43,3 +43,16 @@ def test_sabench_check_json() -> None:
     assert report["total"] == len(PAPER.claims) == len(report["claims"])
     assert set(report["claims"][0]) >= {"id", "dimension", "passed", "reasons", "evidence"}
     assert report["passed"] == sum(c["passed"] for c in report["claims"])
+
+
+def test_a_claim_failing_on_its_expected_score_says_so_first() -> None:
+    # what the offline checks note (values not set, stubs, comments) follows as hints
+    results = check_repository(PAPER, DEMO / "repos" / "drifted")
+    low = [r for r in results if r.expected_score < PASS_EXPECTED]
+    assert low
+    for r in low:
+        assert r.reasons[0] == ("too little of the claim is found in the code (expected "
+                                f"official score {r.expected_score:.2f}, below "
+                                f"{PASS_EXPECTED:.2f})"), r.reasons
+    assert not any(reason.startswith("too little") for r in results if r not in low
+                   for reason in r.reasons)
