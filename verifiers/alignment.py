@@ -68,7 +68,7 @@ def too_little(expected: float, threshold: float) -> str:
     """The reason a claim fails when the code shows too little of it: said first, so that a
     repair reads the hints after it as hints, not as the cause."""
     return (f"too little of the claim is found in the code (expected official score "
-            f"{expected:.2f}, below {threshold:.2f})")
+            f"{max(0.0, expected):.4f}, below {threshold:g})")
 
 
 def values_absent(check: ClaimCheck) -> bool:

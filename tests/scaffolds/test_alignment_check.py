@@ -1697,5 +1697,5 @@ def test_a_claim_the_code_shows_too_little_of_says_so_before_its_hints(tmp_path:
     assert not result.passed and not result.findings
     assert result.reasons[0] == (
         "too little of the claim is found in the code (expected official score "
-        f"{result.expected_score:.2f}, below {THRESHOLDS['D4']:.2f})")
+        f"{result.expected_score:.4f}, below {THRESHOLDS['D4']:g})")
     assert len(result.reasons) > 1  # the hints follow

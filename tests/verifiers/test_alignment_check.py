@@ -52,7 +52,7 @@ def test_a_claim_failing_on_its_expected_score_says_so_first() -> None:
     assert low
     for r in low:
         assert r.reasons[0] == ("too little of the claim is found in the code (expected "
-                                f"official score {r.expected_score:.2f}, below "
-                                f"{PASS_EXPECTED:.2f})"), r.reasons
+                                f"official score {r.expected_score:.4f}, below "
+                                f"{PASS_EXPECTED:g})"), r.reasons
     assert not any(reason.startswith("too little") for r in results if r not in low
                    for reason in r.reasons)
