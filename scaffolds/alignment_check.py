@@ -107,7 +107,7 @@ def check_alignment(spec: PaperSpec, repo: Path, ids: Collection[str] | None = N
         expected = (judge.probabilities([c.dimension for c in wanted], rows) @ LEVELS
                     if wanted else [])
         cut = {**THRESHOLDS, **(thresholds or {})}
-        stated = values.paper_values(c.text for c in spec.claims)
+        stated = values.paper_values((c.text for c in spec.claims), spec.markdown)
         waived = idioms.waived([c.text for c in spec.claims])
         results = [verdict(index, c, checks[c.id], float(e), cut[c.dimension.value], rules_on,
                            stated, waived) for c, e in zip(wanted, expected, strict=True)]

@@ -14,7 +14,9 @@ A parameter default that every call of its function keeps is what runs, as a set
 one holds the claim's value, a sibling of the same name holds a value of the paper's too,
 not one the paper states nowhere (`sibling_conflicts`). Where the claim is implemented, the
 functions that hold its evidence initialise as the claim says: a normal initialisation takes
-the claim's standard deviation (`normal_std_conflicts`).
+the claim's standard deviation (`normal_std_conflicts`), and a setting named in the claim's own
+terms holds a number the paper writes somewhere, in its text or its claims
+(`unwritten_conflicts`).
 """
 
 from __future__ import annotations
@@ -427,6 +429,9 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out += [f for f in bound_setting_conflicts(index, claim, context, windows)
             if f.where not in {g.where for g in out}]
     out += normal_std_conflicts(index, claim, near, windows, mentioned)
+    if paper is not None and paper.written:
+        written = paper.written | paper.keys() | mentioned
+        out += unwritten_conflicts(claim, near, context, written)
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
@@ -555,6 +560,37 @@ def fraction_conflicts(claim: Claim, near: list[Assignment], values: list[Stated
                 return [conflict(claim, a, f" is {kind.label} outside [0, 1]: no setting "
                                            "of it can be")]
     return []
+
+
+def unwritten_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext,
+                        written: frozenset[str]) -> list[Finding]:
+    """Where a numerical claim is implemented, a setting named in the claim's own terms
+    (`gpu_count` for "128 A100 GPUs") holds a number the paper never writes (`written`: the
+    keys of the numbers of the paper's text and of its claims): the paper gives that setting
+    no such value, so the code sets what the claim is about otherwise than the paper says,
+    whichever stage or copy the setting is. Names with a word the claim lacks (`min_lr` for
+    "max_lr=4e-3") may be another quantity, which the paper leaves to the code."""
+    if claim.dimension != Dimension.D1:
+        return []
+    for a in near:
+        if (scalar(a) or config_scalar(a)) and a.numbers and not a.numbers & written and \
+                _in_claim_words(a.name, context):
+            return [conflict(claim, a, ", a number the paper never writes, where the claim is "
+                                       "implemented")]
+    return []
+
+
+#: Parts of a name whose value is the code's own choice whatever the paper says: a random
+#: seed (`seed = 42` beside "5 random seeds"), an identifier, a port.
+_ARBITRARY = frozenset({"seed", "seeds", "id", "ids", "idx", "port"})
+
+
+def _in_claim_words(name: str, context: ClaimContext) -> bool:
+    """Every part of `name` is, as written, a term of the claim (`gpu_count` for "128 A100
+    GPUs", `eps` for "ε=1e-6"); a part the claim has only in another form (`epochs`,
+    `lr` for "learning rate") is not enough for a rule that reads no quantity."""
+    parts = _name_parts(name, context)
+    return bool(parts) and parts <= context.terms and not parts & _ARBITRARY
 
 
 def fraction_settings(index: RepoIndex) -> list[Assignment]:
@@ -779,14 +815,19 @@ def index_range_conflicts(claim: Claim, near: list[Assignment]) -> list[Finding]
     return []
 
 
-#: The values each claim of a paper states, by number: each with the claim's other values and
-#: context, to read which quantity the paper states it for.
-PaperValues = dict[str, list[tuple[StatedValue, list[StatedValue], "ClaimContext"]]]
+class PaperValues(dict[str, list[tuple[StatedValue, list[StatedValue], "ClaimContext"]]]):
+    """The values each claim of a paper states, by number: each with the claim's other values
+    and context, to read which quantity the paper states it for. `written` holds the key of
+    every number the paper's text writes (empty when the text is not at hand)."""
+
+    written: frozenset[str] = frozenset()
 
 
-def paper_values(texts: Iterable[str]) -> PaperValues:
-    """The values the paper's claims (`texts`) state, by each of their keys."""
-    out: PaperValues = {}
+def paper_values(texts: Iterable[str], markdown: str = "") -> PaperValues:
+    """The values the paper's claims (`texts`) state, by each of their keys, and the numbers
+    its text (`markdown`) writes."""
+    out = PaperValues()
+    out.written = written_numbers(markdown)
     for text in texts:
         counted = stated_values(text, small=True)
         context = claim_context(text)
@@ -794,6 +835,29 @@ def paper_values(texts: Iterable[str]) -> PaperValues:
             for key in value.keys:
                 out.setdefault(key, []).append((value, counted, context))
     return out
+
+
+#: Inline or display mathematics of a paper's markdown.
+_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.DOTALL)
+
+
+#: Numbers a paper writes as words ("eight GPUs", "half of the batch").
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "sixteen": 16,
+                 "twenty": 20, "thirty": 30, "fifty": 50, "hundred": 100, "thousand": 1000,
+                 "million": 1e6, "billion": 1e9, "half": 0.5, "quarter": 0.25, "twice": 2,
+                 "double": 2, "single": 1}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+
+
+def written_numbers(markdown: str) -> frozenset[str]:
+    """The keys of every number a paper's text writes, in digits or as a word. Spaces inside
+    its mathematics are dropped first, as LaTeX drops them: converted papers space out every
+    character (`$0 . 9 5$`, `$1 0 ^ { - 4 }$`), which would read as single digits."""
+    text = _MATH.sub(lambda m: " " + re.sub(r"\s+", "", m.group(1) or m.group(2)) + " ",
+                     markdown)
+    words = {normalise(_NUMBER_WORDS[w.lower()]) for w in _NUMBER_WORD.findall(text)}
+    return frozenset(number_keys(text)) | words
 
 
 def stated_for(a: Assignment, paper: PaperValues) -> bool:

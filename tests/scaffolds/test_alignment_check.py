@@ -1699,3 +1699,35 @@ def test_a_claim_the_code_shows_too_little_of_says_so_before_its_hints(tmp_path:
         "too little of the claim is found in the code (expected official score "
         f"{result.expected_score:.4f}, below {THRESHOLDS['D4']:g})")
     assert len(result.reasons) > 1  # the hints follow
+
+
+#: A paper's text as converted papers write it: mathematics spaced out character by character.
+SPACED_PAPER = ("# Training\nStage 2 runs on 128 NVIDIA A100 GPUs in bfloat16. Ablations use "
+                "$6 4$ GPUs and a learning rate of $1 0 ^ { - 4 }$ for twelve epochs.\n")
+
+
+@pytest.mark.parametrize(("stage1", "passes"), [
+    ("gpu_count: 128", True),
+    # a number the paper never writes, in a setting named in the claim's own terms where the
+    # claim is implemented: another stage's, but of no stage the paper describes
+    ("gpu_count: 1280", False),
+    # numbers the paper writes, in spaced-out mathematics or as a word
+    ("gpu_count: 64", True),
+    ("gpu_count: 12", True),
+    # a word the claim lacks names another quantity, which the paper may leave to the code
+    ("gpu_memory: 80", True),
+])
+def test_a_setting_named_in_the_claims_terms_holds_a_number_the_paper_writes(
+        tmp_path: Path, stage1: str, passes: bool) -> None:
+    claim = toy_claim("toy-D1-001", "Stage 2 hardware and precision: 128 NVIDIA A100 GPUs, "
+                                    "bfloat16 precision")
+    paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,),
+                                     "markdown": SPACED_PAPER})
+    code = f"stage1:\n  {stage1}\nstage2:\n  gpu_count: 128\n  gpu_type: A100\n"
+    checked = results(write_repo(tmp_path / "repo", {"config.yaml": code}), paper)
+    assert checked[claim.id].passed is passes, checked[claim.id].reasons
+
+
+def test_the_numbers_a_paper_writes_are_read_through_its_spaced_mathematics() -> None:
+    written = alignment_values.written_numbers(SPACED_PAPER)
+    assert {"128", "64", "0.0001", "12"} <= written and "6" not in written
