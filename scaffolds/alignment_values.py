@@ -430,7 +430,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
             if f.where not in {g.where for g in out}]
     out += normal_std_conflicts(index, claim, near, windows, mentioned)
     if paper is not None and paper.written:
-        written = paper.written | paper.keys() | mentioned
+        written = paper.written | frozenset(paper) | mentioned
         out += unwritten_conflicts(claim, near, context, written)
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
