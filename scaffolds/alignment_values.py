@@ -601,8 +601,8 @@ def fraction_settings(index: RepoIndex) -> list[Assignment]:
     if found is None:
         found = index.cache["alignment_fractions"] = [
             a for a, _ in _name_terms(index) if any(
-                kind.names({p.lower() for p in split_identifier(a.name)}) and
-                {p.lower() for part in a.path.split(".") for p in split_identifier(part)} &
+                kind.names(set(split_identifier(a.name))) and
+                {p for part in a.path.split(".") for p in split_identifier(part)} &
                 (kind.claim_words | _OPTIMIZER_WORDS) for kind in FRACTIONS)]
     return found
 
@@ -711,7 +711,7 @@ def bound_setting_conflicts(index: RepoIndex, claim: Claim, context: ClaimContex
     the word for an end is what makes a setting elsewhere the range's, not another
     quantity's that shares its words (`num_train_timesteps` is no bound of a timestep range)."""
     ends = [a for a in _settings(index) if (scalar(a) or config_scalar(a)) and
-            {part.lower() for part in split_identifier(a.name)} & _BOUND_WORDS]
+            quantity_parts(a.name) & _BOUND_WORDS]
     return range_conflicts(claim, ends, context, windows, place="a setting of one end")
 
 
