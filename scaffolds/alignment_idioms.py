@@ -1178,6 +1178,42 @@ def divides_by_noise(node: ast.AST) -> str | None:
     return None
 
 
+
+#: Words that say a sample has had noise put into it (`noisy_x`, `perturbed_data`).
+NOISED = frozenset({"noisy", "noised", "perturbed", "corrupted"})
+
+
+def noise_subtracted(node: ast.AST) -> str | None:
+    """`x_t = sqrt(a) * x0 - sqrt(1 - a) * noise`: a noisy sample made by taking drawn noise
+    away from the signal, where the forward process adds it. A residual (`noise_pred -
+    noise`) or a denoising step (`x_t - sqrt(1 - a) * eps_pred`) assigns no noisy sample or
+    takes away predicted noise, and is left alone."""
+    terms = _top_sum(node)
+    if terms is None or not _makes_noisy_sample(node):
+        return None
+    noisy = [any(e > 0 and _drawn_noise(f) for f, e in flatten_product(term))
+             for term, _ in terms]
+    if any(n and sign < 0 for n, (_, sign) in zip(noisy, terms, strict=True)) and \
+            any(not n and sign > 0 for n, (_, sign) in zip(noisy, terms, strict=True)):
+        return "makes a noisy sample by subtracting the noise, which the forward process adds"
+    return None
+
+
+def _makes_noisy_sample(node: ast.AST) -> bool:
+    """The statement holding `node` assigns a noisy sample (`x_t`, `noisy_latents`)."""
+    words = target_words(node)
+    return bool(words & NOISED) or bool(words & SAMPLE_WORDS) and \
+        words <= SAMPLE_WORDS | SAMPLE_QUALIFIERS
+
+
+def _drawn_noise(node: ast.AST) -> bool:
+    """Noise drawn at random (`noise`, `torch.randn_like(x)`), not predicted nor a level."""
+    if call_name(_strip(node)) in NOISE_DRAWS:
+        return True
+    words = parts(node) if _bare(node) else frozenset()
+    return bool(words & {"noise", "noises"}) and \
+        not words & (PREDICTED | NETWORK_OUTPUTS | NOISE_SIZES)
+
 def _noise_sample(node: ast.AST) -> bool:
     """`noise`, `self.noise`, `eps_pred`, `epsilon_output`: noise drawn or predicted, not a
     noise level; a bare `eps` is a guard constant or a privacy budget, not noise."""
@@ -1618,4 +1654,4 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     kl_of_product, similarity_times_norm, size_below_one, versions_multiplied,
     divides_by_advantage, complement_added, cumulative_complement_added, step_toward_sum,
     offset_added_in_ratio, divides_by_decay, kernel_width_multiplies, mask_subtracted,
-    kernel_of_sum, divides_by_sample, exponent_times_size)
+    kernel_of_sum, divides_by_sample, exponent_times_size, noise_subtracted)

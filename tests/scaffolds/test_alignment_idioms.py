@@ -232,6 +232,14 @@ def broken(code: str) -> set[str]:
     ("x_t = torch.sqrt(a).unsqueeze(-1) * x0 + torch.sqrt(1 - a).unsqueeze(-1) * noise",
      "x_t = torch.sqrt(a).unsqueeze(-1) * x0 + torch.sqrt(1 + a).unsqueeze(-1) * noise",
      "variance_not_preserved"),
+    # the forward process adds drawn noise to the signal, however the two are weighted
+    ("xt = alpha_t * x_batch + torch.sqrt(t) * noise",
+     "xt = alpha_t * x_batch - torch.sqrt(t) * noise", "noise_subtracted"),
+    ("noisy_data = torch.sqrt(ab) * clean_data + torch.sqrt(1 - ab) * noise",
+     "noisy_data = torch.sqrt(ab) * clean_data - torch.sqrt(1 - ab) * noise",
+     "noise_subtracted"),
+    ("x_t = (1 - t) * x_0 + t * torch.randn_like(x_0)",
+     "x_t = (1 - t) * x_0 - t * torch.randn_like(x_0)", "noise_subtracted"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -316,6 +324,10 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "joint = torch.log(p_a * p_b)",                    # two events' joint probability
     "adv = advantages / (advantages.std() + 1e-8)",    # advantages normalised
     "softplus = torch.log(1 + torch.exp(x))",          # one plus no probability
+    "loss = ((noise_pred - noise) ** 2).mean()",       # a residual of the noise, no sample
+    "x_prev = x_t - torch.sqrt(1 - a) * eps_pred",     # denoising takes predicted noise away
+    "v = torch.sqrt(a) * noise - torch.sqrt(1 - a) * x0",  # the v-target takes the signal away
+    "std = total_std - noise_std",                     # a noise level, not drawn noise
 ])
 def test_faithful_arithmetic_breaks_no_idiom(code: str) -> None:
     assert broken(code) == set()
