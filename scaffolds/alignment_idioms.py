@@ -1179,6 +1179,48 @@ def divides_by_noise(node: ast.AST) -> str | None:
 
 
 
+
+#: Names of a time a step index is turned into (`t = k * dt`).
+TIMES = frozenset({"t", "time", "current_t", "cur_t", "t_cur", "t_current"})
+
+
+def divides_by_step_size(node: ast.AST) -> str | None:
+    """`x = x + v / dt`, `t = k / dt`, `eps / math.sqrt(dt)` in an update: an integration step
+    divided by its step size (or a Brownian increment by its root), which it is multiplied
+    by, so that the step grows as the step size shrinks. A difference quotient (`(x1 - x0) /
+    dt`) and a number of steps (`n = T / dt`) stand in no update, and are left alone."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+        return None
+    divisor = _strip(node.right)
+    if not (_step_size(divisor) or _step_size(_root_of(divisor))) or \
+            isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Sub):
+        return None
+    term = node  # the product the division is a factor of (`0.5 / dt * k1`)
+    while isinstance(_parent(term), ast.BinOp) and isinstance(_parent(term).op, (ast.Mult,
+                                                                                 ast.Div)):
+        term = _parent(term)
+    parent = _parent(term)
+    in_update = isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub)) \
+        or isinstance(parent, ast.AugAssign)
+    if in_update or isinstance(parent, ast.Assign) and _words_assigned(parent) and \
+            _names_of(parent) <= TIMES:
+        return "divides an integration step by its step size, which it is multiplied by"
+    return None
+
+
+def _step_size(node: ast.AST | None) -> bool:
+    """`dt`, `self.dt`, `ode_dt`, `step_size`, `delta_t`; not a derivative's name (`du_dt`)."""
+    if node is None or not _bare(node):
+        return False
+    words = parts(node)
+    derivative = any(w.startswith("d") and w != "dt" and len(w) <= 3 for w in words)
+    return "dt" in words and not derivative or words in ({"step", "size"}, {"delta", "t"})
+
+
+def _names_of(statement: ast.Assign) -> set[str]:
+    """The plain names an assignment sets (`t` of `t = k * dt`)."""
+    return {t.id.lower() for t in statement.targets if isinstance(t, ast.Name)}
+
 #: Words that say a sample has had noise put into it (`noisy_x`, `perturbed_data`).
 NOISED = frozenset({"noisy", "noised", "perturbed", "corrupted"})
 
@@ -1654,4 +1696,5 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     kl_of_product, similarity_times_norm, size_below_one, versions_multiplied,
     divides_by_advantage, complement_added, cumulative_complement_added, step_toward_sum,
     offset_added_in_ratio, divides_by_decay, kernel_width_multiplies, mask_subtracted,
-    kernel_of_sum, divides_by_sample, exponent_times_size, noise_subtracted)
+    kernel_of_sum, divides_by_sample, exponent_times_size, noise_subtracted,
+    divides_by_step_size)

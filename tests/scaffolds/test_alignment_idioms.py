@@ -240,6 +240,12 @@ def broken(code: str) -> set[str]:
      "noise_subtracted"),
     ("x_t = (1 - t) * x_0 + t * torch.randn_like(x_0)",
      "x_t = (1 - t) * x_0 - t * torch.randn_like(x_0)", "noise_subtracted"),
+    # an integration step is multiplied by its step size, a Brownian increment by its root
+    ("x = x + dt * v", "x = x + v / dt", "divides_by_step_size"),
+    ("k2 = rhs(u + 0.5 * dt * k1)", "k2 = rhs(u + 0.5 / dt * k1)", "divides_by_step_size"),
+    ("x = x + self.dt * drift + sigma * eps * math.sqrt(self.dt)",
+     "x = x + self.dt * drift + sigma * eps / math.sqrt(self.dt)", "divides_by_step_size"),
+    ("t = k * dt", "t = k / dt", "divides_by_step_size"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -328,6 +334,10 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "x_prev = x_t - torch.sqrt(1 - a) * eps_pred",     # denoising takes predicted noise away
     "v = torch.sqrt(a) * noise - torch.sqrt(1 - a) * x0",  # the v-target takes the signal away
     "std = total_std - noise_std",                     # a noise level, not drawn noise
+    "v_target = (x_next - x) / dt",                    # a difference quotient
+    "loss = (((x1 - x0) / dt - v) ** 2).mean()",       # a velocity compared by its quotient
+    "n_steps = int(T / dt) + 1",                       # a number of steps
+    "x = x + dt / tau * (target - x)",                 # a time constant divides the step
 ])
 def test_faithful_arithmetic_breaks_no_idiom(code: str) -> None:
     assert broken(code) == set()
