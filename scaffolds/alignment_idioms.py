@@ -188,6 +188,10 @@ PROBABILITIES = frozenset({"prob", "probs", "probability", "probabilities", "lik
 LOSSES = frozenset({"loss", "losses", "nll"})
 BONUSES = frozenset({"entropy", "ent", "bonus", "adv", "advantage", "advantages", "reward",
                      "rewards", "objective"})
+#: Losses a total adds beside its main one, as penalties (`balance_loss`, `aux_loss`).
+AUXILIARIES = frozenset({"aux", "auxiliary", "balance", "balancing", "reg", "regularization",
+                         "regularisation", "regularizer", "penalty", "commitment", "sparsity",
+                         "smoothness"})
 OUTPUTS = frozenset({"out", "output", "outputs", "residual"})
 #: What is put into a state (an injection is added to it, by the word's own meaning).
 INJECTIONS = frozenset({"inject", "injection", "injected", "injections"})
@@ -602,6 +606,9 @@ def weighted_loss_subtracted(node: ast.AST) -> str | None:
         words = _names_in(term)
         if sign < 0 and len(factors) >= 2 and words & LOSSES and not words & BONUSES:
             return "subtracts a weighted loss term from the total loss, which adds its terms"
+        # `loss = mse_loss - balance_loss`: an auxiliary loss is a penalty the total adds
+        if sign < 0 and words & LOSSES and words & AUXILIARIES and not words & BONUSES:
+            return "subtracts an auxiliary loss from the total loss, which adds it as a penalty"
         # `loss = criterion(low, y_low) - criterion(high, y_high)`: one loss taken from another
         if sign < 0 and _loss_call(term) and any(s > 0 for _, s in terms):
             return "subtracts a loss term from the total loss, which adds its terms"
@@ -938,7 +945,8 @@ def _done(node: ast.AST) -> bool:
 
 def weights_not_summing_to_one(node: ast.AST) -> str | None:
     """`(1 + t) * x0 + t * x1`, `(1 - w) * a - w * b`: two weights of a mixture that do not
-    sum to one; `(1 - w) / a + w * b`: an operand divided where the mixture weighs it."""
+    sum to one; `(1 - w) / a + w * b`, `(1 - w) * a + w / b`: an operand divided where the
+    mixture weighs it."""
     terms = _top_sum(node)
     if terms is None or len(terms) != 2:
         return None
@@ -951,7 +959,7 @@ def weights_not_summing_to_one(node: ast.AST) -> str | None:
                 plus = isinstance(factor.op, ast.Add)
                 if plus == (second_sign > 0):
                     return "weighs a mixture by weights that do not sum to one"
-                if _operand_divides(first, second):
+                if _operand_divides(first, second) or _operand_divides(second, first):
                     return "divides one operand of a mixture by its weight's term, where " \
                            "each operand is multiplied by its weight"
     return None
@@ -1179,6 +1187,23 @@ def divides_by_noise(node: ast.AST) -> str | None:
 
 
 
+
+
+def step_divided_by_distance(node: ast.AST) -> str | None:
+    """`h + alpha / (h_new - h)`: a step from a point toward a target divided by the distance
+    to it, which an interpolation multiplies (it vanishes as the point arrives)."""
+    terms = _top_sum(node)
+    if terms is None:
+        return None
+    starts = [term for term, sign in terms if sign > 0 and _bare(term)]
+    for term, _ in terms:
+        for factor, exponent in flatten_product(term):
+            if exponent < 0 and isinstance(factor, ast.BinOp) and \
+                    isinstance(factor.op, ast.Sub) and \
+                    any(_same(factor.right, start) for start in starts):
+                return "divides a step toward a target by the distance to it, which an " \
+                       "interpolation multiplies"
+    return None
 
 #: Names of a time a step index is turned into (`t = k * dt`).
 TIMES = frozenset({"t", "time", "current_t", "cur_t", "t_cur", "t_current"})
@@ -1697,4 +1722,4 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     divides_by_advantage, complement_added, cumulative_complement_added, step_toward_sum,
     offset_added_in_ratio, divides_by_decay, kernel_width_multiplies, mask_subtracted,
     kernel_of_sum, divides_by_sample, exponent_times_size, noise_subtracted,
-    divides_by_step_size)
+    divides_by_step_size, step_divided_by_distance)

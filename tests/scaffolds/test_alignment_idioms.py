@@ -246,6 +246,18 @@ def broken(code: str) -> set[str]:
     ("x = x + self.dt * drift + sigma * eps * math.sqrt(self.dt)",
      "x = x + self.dt * drift + sigma * eps / math.sqrt(self.dt)", "divides_by_step_size"),
     ("t = k * dt", "t = k / dt", "divides_by_step_size"),
+    # an interpolation multiplies the distance to its target, a mixture each of its operands
+    ("h = F.normalize(h + self.alpha_m * (h_mlp - h), dim=-1)",
+     "h = F.normalize(h + self.alpha_m / (h_mlp - h), dim=-1)", "step_divided_by_distance"),
+    ("eps = eps_uncond + scale * (eps_cond - eps_uncond)",
+     "eps = eps_uncond + scale / (eps_cond - eps_uncond)", "step_divided_by_distance"),
+    ("w = (1 - alpha) * w_pre + alpha * w_ft", "w = (1 - alpha) * w_pre + alpha / w_ft",
+     "weights_not_summing_to_one"),
+    # an auxiliary loss is a penalty the total adds, weighted or not
+    ("loss = mse_loss + balance_loss", "loss = mse_loss - balance_loss",
+     "weighted_loss_subtracted"),
+    ("total_loss = task_loss + self.aux_loss", "total_loss = task_loss - self.aux_loss",
+     "weighted_loss_subtracted"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -338,6 +350,8 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "loss = (((x1 - x0) / dt - v) ** 2).mean()",       # a velocity compared by its quotient
     "n_steps = int(T / dt) + 1",                       # a number of steps
     "x = x + dt / tau * (target - x)",                 # a time constant divides the step
+    "y = a + (b - a) / n",                             # a distance divided into n steps
+    "d_loss = real_loss - fake_loss",                  # a critic's losses compared
 ])
 def test_faithful_arithmetic_breaks_no_idiom(code: str) -> None:
     assert broken(code) == set()
