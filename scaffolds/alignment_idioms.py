@@ -1205,6 +1205,32 @@ def step_divided_by_distance(node: ast.AST) -> str | None:
                        "interpolation multiplies"
     return None
 
+
+#: Words of a name for how far a run has got (`step`, `it`, `frame_idx`), and of a name for
+#: how far it goes, in the same unit (`total_steps`, `num_warmup_steps`, `max_iters`).
+POSITIONS_IN_RUN = frozenset({"step", "it", "iter", "iteration", "frame", "epoch"})
+RUN_LENGTHS = frozenset({"steps", "iters", "iterations", "frames", "transitions", "epochs",
+                         "timesteps", "updates"})
+RUN_TOTALS = frozenset({"total", "num", "max", "warmup", "n"})
+
+
+def progress_times_length(node: ast.AST) -> str | None:
+    """`step * total_steps`, `it * num_warmup_steps`: how far a run has got multiplied by how
+    far it goes, where the fraction of the run done divides the two (`epoch *
+    steps_per_epoch` and `epoch * num_steps + i` count steps, `num_frames * tokens_per_frame`
+    tokens, and are left alone)."""
+    parent = _parent(node)
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)) or \
+            isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add):
+        return None  # `epoch * num_steps + i` counts steps
+    sides = [parts(side) if _bare(side) else frozenset() for side in (node.left, node.right)]
+    for position, length in (sides, sides[::-1]):
+        if position & POSITIONS_IN_RUN and not position & (RUN_TOTALS | RUN_LENGTHS) and \
+                length & RUN_LENGTHS and length & RUN_TOTALS and "per" not in position | length:
+            return "multiplies how far the run has got by its length, where the fraction " \
+                   "done divides them"
+    return None
+
 #: Names of a time a step index is turned into (`t = k * dt`).
 TIMES = frozenset({"t", "time", "current_t", "cur_t", "t_cur", "t_current"})
 
@@ -1306,6 +1332,25 @@ def variance_not_preserved(node: ast.AST) -> str | None:
                        "not sum to one"
     return None
 
+
+
+def mix_operand_divided(node: ast.AST) -> str | None:
+    """`sqrt(a) / x0 + sqrt(1 - a) * noise`: a variance-preserving mix (its coefficients the
+    roots of `a` and `1 - a`) that divides one of its operands, which each coefficient
+    multiplies."""
+    terms = _top_sum(node)
+    if terms is None or len(terms) != 2:
+        return None
+    factors = [flatten_product(term) for term, _ in terms]
+    roots = [[_root_of(f) for f, e in mine if e > 0] for mine in factors]
+    complementary = any(
+        isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub) and is_one(inner.left)
+        and any(o is not None and _same(o, inner.right) for o in other)
+        for mine, other in (roots, roots[::-1]) for inner in mine if inner is not None)
+    if complementary and any(e < 0 and _bare(f) for mine in factors for f, e in mine):
+        return "divides an operand of a variance-preserving mix, which its coefficient " \
+               "multiplies"
+    return None
 
 def _root_of(node: ast.AST) -> ast.AST | None:
     """What `sqrt(x)`, `x.sqrt()` and `x ** 0.5` are the root of (reshaped or not:
@@ -1722,4 +1767,5 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     divides_by_advantage, complement_added, cumulative_complement_added, step_toward_sum,
     offset_added_in_ratio, divides_by_decay, kernel_width_multiplies, mask_subtracted,
     kernel_of_sum, divides_by_sample, exponent_times_size, noise_subtracted,
-    divides_by_step_size, step_divided_by_distance)
+    divides_by_step_size, step_divided_by_distance, progress_times_length,
+    mix_operand_divided)

@@ -258,6 +258,16 @@ def broken(code: str) -> set[str]:
      "weighted_loss_subtracted"),
     ("total_loss = task_loss + self.aux_loss", "total_loss = task_loss - self.aux_loss",
      "weighted_loss_subtracted"),
+    # the fraction of a run done divides how far it has got by how far it goes
+    ("lr = base_lr * (it / cfg.num_warmup_steps)", "lr = base_lr * (it * cfg.num_warmup_steps)",
+     "progress_times_length"),
+    ("frac = 1 - frame_idx / TOTAL_TRANSITIONS", "frac = 1 - frame_idx * TOTAL_TRANSITIONS",
+     "progress_times_length"),
+    ("x_t = torch.sqrt(ab) * x0 + torch.sqrt(1 - ab) * noise",
+     "x_t = torch.sqrt(ab) / x0 + torch.sqrt(1 - ab) * noise", "mix_operand_divided"),
+    ("x_t = torch.sqrt(ab).unsqueeze(-1) * x0 + torch.sqrt(1 - ab).unsqueeze(-1) * noise",
+     "x_t = torch.sqrt(ab).unsqueeze(-1) / x0 + torch.sqrt(1 - ab).unsqueeze(-1) * noise",
+     "mix_operand_divided"),
 ])
 def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, drifted: str,
                                                                idiom: str) -> None:
@@ -352,6 +362,10 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "x = x + dt / tau * (target - x)",                 # a time constant divides the step
     "y = a + (b - a) / n",                             # a distance divided into n steps
     "d_loss = real_loss - fake_loss",                  # a critic's losses compared
+    "global_step = epoch * steps_per_epoch",           # steps counted, not a fraction
+    "global_step = epoch * num_steps + i",
+    "t_idx = (t * num_timesteps).long()",              # a continuous time made an index
+    "n_tokens = num_frames * tokens_per_frame",        # a rate times a count
 ])
 def test_faithful_arithmetic_breaks_no_idiom(code: str) -> None:
     assert broken(code) == set()
