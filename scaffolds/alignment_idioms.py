@@ -1164,7 +1164,6 @@ def velocity_of_sum(node: ast.AST) -> str | None:
     return None
 
 
-
 #: Words that make a noise name the size of the noise rather than a sample of it.
 NOISE_SIZES = frozenset({"std", "scale", "level", "levels", "sigma", "sigmas", "var", "rate",
                          "ratio", "strength", "weight", "coef", "coeff", "factor", "mult",
@@ -1184,9 +1183,6 @@ def divides_by_noise(node: ast.AST) -> str | None:
     if call_name(divisor) in NOISE_DRAWS or _noise_sample(divisor):
         return "divides by a sample of zero-mean noise, which scales or is added"
     return None
-
-
-
 
 
 def step_divided_by_distance(node: ast.AST) -> str | None:
@@ -1231,6 +1227,7 @@ def progress_times_length(node: ast.AST) -> str | None:
                    "done divides them"
     return None
 
+
 #: Names of a time a step index is turned into (`t = k * dt`).
 TIMES = frozenset({"t", "time", "current_t", "cur_t", "t_cur", "t_current"})
 
@@ -1272,6 +1269,7 @@ def _names_of(statement: ast.Assign) -> set[str]:
     """The plain names an assignment sets (`t` of `t = k * dt`)."""
     return {t.id.lower() for t in statement.targets if isinstance(t, ast.Name)}
 
+
 #: Words that say a sample has had noise put into it (`noisy_x`, `perturbed_data`).
 NOISED = frozenset({"noisy", "noised", "perturbed", "corrupted"})
 
@@ -1307,6 +1305,7 @@ def _drawn_noise(node: ast.AST) -> bool:
     return bool(words & {"noise", "noises"}) and \
         not words & (PREDICTED | NETWORK_OUTPUTS | NOISE_SIZES)
 
+
 def _noise_sample(node: ast.AST) -> bool:
     """`noise`, `self.noise`, `eps_pred`, `epsilon_output`: noise drawn or predicted, not a
     noise level; a bare `eps` is a guard constant or a privacy budget, not noise."""
@@ -1333,7 +1332,6 @@ def variance_not_preserved(node: ast.AST) -> str | None:
     return None
 
 
-
 def mix_operand_divided(node: ast.AST) -> str | None:
     """`sqrt(a) / x0 + sqrt(1 - a) * noise`: a variance-preserving mix (its coefficients the
     roots of `a` and `1 - a`) that divides one of its operands, which each coefficient
@@ -1351,6 +1349,7 @@ def mix_operand_divided(node: ast.AST) -> str | None:
         return "divides an operand of a variance-preserving mix, which its coefficient " \
                "multiplies"
     return None
+
 
 def _root_of(node: ast.AST) -> ast.AST | None:
     """What `sqrt(x)`, `x.sqrt()` and `x ** 0.5` are the root of (reshaped or not:
