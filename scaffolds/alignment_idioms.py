@@ -80,7 +80,15 @@ formula any paper states:
 - a Gaussian kernel divides a squared distance by its width: `exp(-d / sigma ** 2)`, and
   is of a distance (a difference), never of a sum;
 - an additive attention mask is added to the scores, never taken from them;
-- a noisy sample is scaled and shifted by a diffusion step, never divided by.
+- a noisy sample is scaled and shifted by a diffusion step, never divided by;
+- the forward process adds drawn noise to the signal (`sqrt(a) * x0 + sqrt(1 - a) * noise`),
+  and a variance-preserving mix multiplies both its operands by their coefficients;
+- an integration step is multiplied by its step size (`x + dt * v`, `t = k * dt`), a
+  Brownian increment by its root, never divided by them;
+- a step toward a target multiplies the distance to it (`h + a * (h_new - h)`), and each
+  operand of a mixture is multiplied by its weight;
+- an auxiliary loss (load balancing, regularisation, commitment) is a penalty the total adds;
+- the fraction of a run done divides how far it has got by its length (`it / warmup_steps`).
 
 Each idiom looks only at the code that carries a formula or algorithm claim (its best function,
 the functions around its evidence, the functions those call and the evidence's own lines), so
