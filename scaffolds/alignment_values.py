@@ -1088,8 +1088,8 @@ def list_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValu
 def drifted_list_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
                            context: ClaimContext, mentioned: frozenset[str]) -> list[Finding]:
     """Where the claim is implemented, a list that repeats a list of three numbers or more
-    the claim states, in order but for one element, a number the claim never mentions: the
-    claim's list with one value changed, whatever its name or section
+    the claim states, or part of it, in order but for one element, a number the claim never
+    mentions: the claim's list with one value changed, whatever its name or section
     (`fine_tuning.lambda_values: [10000, 2500, 12500]` for "λ values: [1000, 2500, 12500]").
     Unless a section the claim names holds the stated list: then the list one element off is
     another's (LoRA's bottlenecks beside the Pfeiffer adapter's)."""
@@ -1104,7 +1104,7 @@ def drifted_list_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment
             continue
         code = [normalise(x) for x in numbers]
         for value, stated in lists:
-            odd = odd_element(code, stated)
+            odd = odd_element(code, stated) or odd_in_sweep(code, stated)
             if odd is not None and odd not in mentioned and tuple(stated) not in held:
                 return [conflict(claim, a, ", where the claim is implemented, is the claim's "
                                            f"{value.text} with one element changed")]
@@ -1244,6 +1244,18 @@ def odd_element(code: list[str], stated: list[str]) -> str | None:
         return None
     odd = [x for x, y in zip(code, stated, strict=True) if x != y]
     return odd[0] if len(odd) == 1 else None
+
+
+def odd_in_sweep(code: list[str], stated: list[str]) -> str | None:
+    """The one element of a sweep (three distinct numbers or more) that is not the claim's,
+    the others being some of the claim's in its order (`bottlenecks: [8, 16, 320]` for "rank
+    range [1, 8, 16, 32]"): the code runs part of the claim's sweep with one value changed."""
+    if len(code) < 3 or len(set(code)) < len(code) or len(code) > len(stated):
+        return None
+    odd = [x for x in code if x not in stated]
+    kept = [x for x in code if x in stated]
+    in_order = kept == [x for x in stated if x in kept]
+    return odd[0] if len(odd) == 1 and in_order else None
 
 
 def repeats_one(code: list | tuple, stated: list[str]) -> bool:

@@ -1080,6 +1080,23 @@ def test_a_list_one_element_off_where_the_claim_is_implemented_is_its_list(
                                 "[5000, 2500, 12500]", "config.yaml") == (True, True)
 
 
+def test_a_sweep_over_part_of_the_claims_list_holds_only_its_values(tmp_path: Path) -> None:
+    # the code sweeps three of the claim's four ranks; one changed to a number the claim never
+    # mentions is the claim's sweep drifted
+    claim = toy_claim("toy-D1-001", "LoRA: bottleneck rank r range [1, 8, 16, 32] applied to "
+                                    "W_Q and W_V")
+    code = "lora:\n  bottleneck_ranks: {}\n  target_modules: [w_q, w_v]\n"
+    faithful, drifted = good_and_bad(tmp_path, claim, code, "[8, 16, 32]", "[8, 16, 320]",
+                                     "config.yaml")
+    changed = "the claim's [1, 8, 16, 32] with one element changed"
+    assert faithful.passed
+    assert not drifted.passed and any(changed in reason for reason in drifted.reasons)
+    # a list out of the claim's order is another sweep
+    _, other = good_and_bad(tmp_path / "order", claim, code, "[8, 16, 32]", "[32, 16, 80]",
+                            "config.yaml")
+    assert not any(changed in reason for reason in other.reasons)
+
+
 def test_a_quantity_the_claim_bounds_holds_a_number_in_its_range(tmp_path: Path) -> None:
     # "ranging from 0 to 5" bounds the thinking steps; `EvalConfig` is the claim's section,
     # cut short from "evaluate"
