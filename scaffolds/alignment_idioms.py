@@ -977,8 +977,10 @@ def _operand_divides(first: ast.AST, second: ast.AST) -> bool:
     """Of two weighted terms `c * a` and `w * b`, each one weight times one operand, one
     divides its operand (`(1 - w) / a + w * b`)."""
     one, other = flatten_product(first), flatten_product(second)
-    return len(one) == len(other) == 2 and [e for _, e in one].count(-1) == 1 and \
-        all(e > 0 for _, e in other)
+    divisors = [f for f, e in one if e < 0]
+    # `eps / n_classes` weighs the uniform distribution: a count divides, as in any mean
+    return len(one) == len(other) == 2 and len(divisors) == 1 and \
+        all(e > 0 for _, e in other) and not _normaliser(divisors[0])
 
 
 def kl_signs(node: ast.AST) -> str | None:

@@ -362,6 +362,7 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "x = x + dt / tau * (target - x)",                 # a time constant divides the step
     "y = a + (b - a) / n",                             # a distance divided into n steps
     "d_loss = real_loss - fake_loss",                  # a critic's losses compared
+    "target = (1.0 - eps) * onehot + eps / n_classes",  # label smoothing's uniform share
     "global_step = epoch * steps_per_epoch",           # steps counted, not a fraction
     "global_step = epoch * num_steps + i",
     "t_idx = (t * num_timesteps).long()",              # a continuous time made an index
