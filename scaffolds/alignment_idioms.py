@@ -1180,6 +1180,8 @@ NOISE_SIZES = frozenset({"std", "scale", "level", "levels", "sigma", "sigmas", "
                          "multiplier", "amount", "magnitude", "power", "snr", "schedule",
                          "min", "max", "type", "dim", "steps", "aug"})
 NOISE_DRAWS = frozenset({"randn", "randn_like", "normal", "standard_normal"})
+#: Names of a sample of noise itself, whatever else the name says (`noise`, `batch_noise`).
+NOISE_SAMPLES = frozenset({"noise", "noises"})
 #: What a network's output is called: `eps_out` of a noise predictor is predicted noise.
 NETWORK_OUTPUTS = frozenset({"out", "output", "outputs"})
 
@@ -1312,7 +1314,7 @@ def _drawn_noise(node: ast.AST) -> bool:
     if call_name(_strip(node)) in NOISE_DRAWS:
         return True
     words = parts(node) if _bare(node) else frozenset()
-    return bool(words & {"noise", "noises"}) and \
+    return bool(words & NOISE_SAMPLES) and \
         not words & (PREDICTED | NETWORK_OUTPUTS | NOISE_SIZES)
 
 
@@ -1321,7 +1323,7 @@ def _noise_sample(node: ast.AST) -> bool:
     noise level; a bare `eps` is a guard constant or a privacy budget, not noise."""
     words = parts(node) if _bare(node) else frozenset()
     return not words & NOISE_SIZES and (
-        "noise" in words or "noises" in words or
+        bool(words & NOISE_SAMPLES) or
         bool(words & NOISE_WORDS and words & (PREDICTED | NETWORK_OUTPUTS)))
 
 

@@ -840,7 +840,6 @@ def paper_values(texts: Iterable[str], markdown: str = "") -> PaperValues:
 #: Inline or display mathematics of a paper's markdown.
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.DOTALL)
 
-
 #: Numbers a paper writes as words ("eight GPUs", "half of the batch").
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                  "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "sixteen": 16,
