@@ -1262,8 +1262,8 @@ def divides_by_step_size(node: ast.AST) -> str | None:
     parent = _parent(term)
     in_update = isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub)) \
         or isinstance(parent, ast.AugAssign)
-    if in_update or isinstance(parent, ast.Assign) and _words_assigned(parent) and \
-            _names_of(parent) <= TIMES:
+    names = _names_of(parent) if isinstance(parent, ast.Assign) else set()
+    if in_update or names and names <= TIMES:
         return "divides an integration step by its step size, which it is multiplied by"
     return None
 

@@ -359,6 +359,7 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "v_target = (x_next - x) / dt",                    # a difference quotient
     "loss = (((x1 - x0) / dt - v) ** 2).mean()",       # a velocity compared by its quotient
     "n_steps = int(T / dt) + 1",                       # a number of steps
+    "self.rate = count / self.dt",                     # a rate, no time made of a step index
     "x = x + dt / tau * (target - x)",                 # a time constant divides the step
     "y = a + (b - a) / n",                             # a distance divided into n steps
     "d_loss = real_loss - fake_loss",                  # a critic's losses compared
