@@ -16,7 +16,8 @@ not one the paper states nowhere (`sibling_conflicts`). Where the claim is imple
 functions that hold its evidence initialise as the claim says: a normal initialisation takes
 the claim's standard deviation (`normal_std_conflicts`), and a setting named in the claim's own
 terms holds a number the paper writes somewhere, in its text or its claims
-(`unwritten_conflicts`).
+(`unwritten_conflicts`), and a setting there holds the claim's value if another setting of the
+very same name does (`copy_conflicts`).
 """
 
 from __future__ import annotations
@@ -432,6 +433,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     if paper is not None and paper.written:
         written = paper.written | frozenset(paper) | mentioned
         out += unwritten_conflicts(claim, near, context, written)
+        out += [f for f in copy_conflicts(index, claim, near, values, context, written)
+                if f.where not in {g.where for g in out}]
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
     counted = stated_values(claim.text, small=True)  # "4 GPUs" too, compared by name only
@@ -577,6 +580,34 @@ def unwritten_conflicts(claim: Claim, near: list[Assignment], context: ClaimCont
                 _in_claim_words(a.name, context):
             return [conflict(claim, a, ", a number the paper never writes, where the claim is "
                                        "implemented")]
+    return []
+
+
+def copy_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
+                   values: list[StatedValue], context: ClaimContext,
+                   written: frozenset[str]) -> list[Finding]:
+    """Where a numerical claim is implemented, a setting holds a number the paper never writes
+    (`written`), while another setting of the very same name holds a value the claim states:
+    the two copies disagree, and the one in the claim's code departs from the paper. The value
+    says which setting is the claim's, whatever its name's words (`early_t_max: 7.25` beside
+    a default `early_t_max = 0.725` for "t in [0, 0.725]"); a copy in another stage's section
+    is that stage's (`numbered_otherwise`)."""
+    if claim.dimension != Dimension.D1:
+        return []
+    settings = [a for a, _ in _name_terms(index)]
+    for value in values:
+        if value.trivial:
+            continue
+        for a in near:
+            if not (scalar(a) or config_scalar(a)) or not a.numbers or a.numbers & written or \
+                    numbered_otherwise(a, context):
+                continue
+            copy = next((b for b in settings if b.name == a.name and b.numbers & value.keys),
+                        None)
+            if copy is not None:
+                return [conflict(claim, a, f", a number the paper never writes, where the "
+                                           f"claim is implemented, while {copy.name} at "
+                                           f"{copy.file}:{copy.line} holds {value.text}")]
     return []
 
 

@@ -1748,3 +1748,31 @@ def test_a_setting_named_in_the_claims_terms_holds_a_number_the_paper_writes(
 def test_the_numbers_a_paper_writes_are_read_through_its_spaced_mathematics() -> None:
     written = alignment_values.written_numbers(SPACED_PAPER)
     assert {"128", "64", "0.0001", "12"} <= written and "6" not in written
+
+
+RSSM_PAPER = ("# Baselines\nThe RSSM baseline is a GRU of hidden size 256 in 2 layers, with a "
+              "latent of 64 dimensions in 32 categorical classes; the small ablation uses "
+              "16 classes.\n")
+
+
+@pytest.mark.parametrize(("default", "passes"), [
+    ("num_categories: int = 32", True),
+    # the copy where the claim is implemented holds a number the paper never writes, while
+    # the configuration's copy of the same setting holds the claim's: they disagree
+    ("num_categories: int = 320", False),
+    # a number the paper writes (its ablation's): another configuration's value
+    ("num_categories: int = 16", True),
+])
+def test_a_setting_whose_copy_holds_the_claims_value_holds_it_where_the_claim_is_implemented(
+        tmp_path: Path, default: str, passes: bool) -> None:
+    claim = toy_claim("toy-D1-001", "RSSM baseline architecture: GRU with hidden size 256, "
+                                    "2 layers, latent dimension 64, 32 categorical latent "
+                                    "classes")
+    paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,),
+                                     "markdown": RSSM_PAPER})
+    files = {"rssm.py": "from dataclasses import dataclass\n\n\n@dataclass\n"
+                        "class RSSMBaseline:\n    gru_hidden_size: int = 256\n"
+                        f"    gru_layers: int = 2\n    latent_dim: int = 64\n    {default}\n",
+             "config.yaml": "rssm:\n  num_categories: 32\n"}
+    checked = results(write_repo(tmp_path / "repo", files), paper)
+    assert checked[claim.id].passed is passes, checked[claim.id].reasons
