@@ -16,8 +16,9 @@ not one the paper states nowhere (`sibling_conflicts`). Where the claim is imple
 functions that hold its evidence initialise as the claim says: a normal initialisation takes
 the claim's standard deviation (`normal_std_conflicts`), and a setting named in the claim's own
 terms holds a number the paper writes somewhere, in its text or its claims
-(`unwritten_conflicts`), and a setting there holds the claim's value if another setting of the
-very same name does (`copy_conflicts`).
+(`unwritten_conflicts`); a setting there holding a number the paper never writes, where a
+setting of the very same name holds the claim's value, is a copy that departs from the paper
+(`copy_conflicts`).
 """
 
 from __future__ import annotations
@@ -592,18 +593,20 @@ def copy_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
     says which setting is the claim's, whatever its name's words (`early_t_max: 7.25` beside
     a default `early_t_max = 0.725` for "t in [0, 0.725]"); a copy in another stage's section
     is that stage's (`numbered_otherwise`)."""
-    if claim.dimension != Dimension.D1:
+    stated = [v for v in values if not v.trivial]
+    if claim.dimension != Dimension.D1 or not stated:
         return []
-    settings = [a for a, _ in _name_terms(index)]
-    for value in values:
-        if value.trivial:
-            continue
-        for a in near:
-            if not (scalar(a) or config_scalar(a)) or not a.numbers or a.numbers & written or \
-                    numbered_otherwise(a, context):
-                continue
-            copy = next((b for b in settings if b.name == a.name and b.numbers & value.keys),
-                        None)
+    odd: dict[str, Assignment] = {}  # by name, the first in the claim's windows
+    for a in near:
+        if (scalar(a) or config_scalar(a)) and a.numbers and not a.numbers & written and \
+                not numbered_otherwise(a, context):
+            odd.setdefault(a.name, a)
+    if not odd:
+        return []
+    copies = [b for b, _ in _name_terms(index) if b.name in odd]
+    for value in stated:
+        for name, a in odd.items():
+            copy = next((b for b in copies if b.name == name and b.numbers & value.keys), None)
             if copy is not None:
                 return [conflict(claim, a, f", a number the paper never writes, where the "
                                            f"claim is implemented, while {copy.name} at "
