@@ -1762,6 +1762,9 @@ RSSM_PAPER = ("# Baselines\nThe RSSM baseline is a GRU of hidden size 256 in 2 l
     ("num_categories: int = 320", False),
     # a number the paper writes (its ablation's): another configuration's value
     ("num_categories: int = 16", True),
+    # a section numbered for a stage the claim does not name: that stage's own setting
+    ("num_categories: int = 32\n\n\n@dataclass\nclass Stage2RSSMBaseline:\n"
+     "    gru_hidden_size: int = 256\n    num_categories: int = 320", True),
 ])
 def test_a_setting_whose_copy_holds_the_claims_value_holds_it_where_the_claim_is_implemented(
         tmp_path: Path, default: str, passes: bool) -> None:
