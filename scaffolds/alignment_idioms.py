@@ -274,13 +274,13 @@ def callees(index: RepoIndex, callers: list[Definition]) -> list[Definition]:
         by_name = index.cache["alignment_functions_by_name"] = {}
         for d in index.functions():
             by_name.setdefault(d.name, []).append(d)
-    found: dict[str, Definition] = {}
+    found: dict[tuple[str, str], Definition] = {}
     for caller in callers:
         for name, _ in caller.calls:
             named = by_name.get(name, [])
             local = [d for d in named if d.file == caller.file]
             for d in named if len(named) == 1 else local if len(local) == 1 else ():
-                found.setdefault(d.qualname, d)
+                found.setdefault((d.file, d.qualname), d)
     return list(found.values())
 
 

@@ -204,13 +204,15 @@ def stub_call_findings(index: RepoIndex, claim: Claim, check: ClaimCheck) -> lis
 def carriers(index: RepoIndex, check: ClaimCheck) -> list[Definition]:
     """The functions that carry the claim: its best function and those around its code
     evidence."""
-    found = {d.qualname: d for d in index.functions() if d.qualname == check.function}
+    # keyed by file too: a fallback class of the same name in another file (`except
+    # ImportError: class GatedAttention: ...`) must not hide the one the evidence is in
+    found = {(d.file, d.qualname): d for d in index.functions() if d.qualname == check.function}
     for e in check.evidence:
         if e.kind == EvidenceKind.CODE:
             for line in range(e.start_line, e.end_line + 1):
                 owner = index.enclosing(e.file, line)
                 if owner is not None:
-                    found.setdefault(owner.qualname, owner)
+                    found.setdefault((owner.file, owner.qualname), owner)
     return list(found.values())
 
 

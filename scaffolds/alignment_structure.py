@@ -33,11 +33,12 @@ of what its leaves could anchor suffices.
 The same carrying code, and the constructors of its classes, must not hold arithmetic no
 paper can mean (`senseless_findings`): a size computed by true division for a call that takes
 sizes (`nn.Linear(d, n_heads / d_head)`, `x.view(b, t, heads / d_head)` refuse the float at
-run time) or for an attribute the repository takes as a size, an expression minus itself, a
-computed number times one (`1.0 * math.sqrt(d)`: a reciprocal that lost its operator), a
-Python list divided or subtracted (`[0.0] / n`, which raises), a divergence summed from two
-log-probabilities, or layers stacked or applied one after another whose sizes do not chain
-(`alignment_layers`).
+run time) or for an attribute the repository takes as a size, an index or a slice bound by
+true division (`alpha_bar[t - k / n // 2]`: indexing refuses the float), an expression minus
+itself, a computed number times one (`1.0 * math.sqrt(d)`: a reciprocal that lost its
+operator), a Python list divided or subtracted (`[0.0] / n`, which raises), a divergence
+summed from two log-probabilities, or layers stacked or applied one after another whose sizes
+do not chain (`alignment_layers`).
 """
 
 from __future__ import annotations
@@ -729,11 +730,11 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
     a name that such a call then takes in the same function, or to an attribute that the
     repository declares `int` or passes to such a call anywhere; or taken by such a call as
     an attribute that the repository sets only by true division, in whatever file), which
-    fails at run time;
-    an expression minus (or over) itself, always 0 (or 1); a computed number times or over
-    one; a Python list or tuple divided or subtracted; a divergence of two distributions
-    computed as the sum of their log-probabilities; two layers, one fed what the other gives,
-    whose sizes differ."""
+    fails at run time; an index or a slice bound by true division (or by a name bound only to
+    one), which fails too; an expression minus (or over) itself, always 0 (or 1); a computed
+    number times or over one; a Python list or tuple divided or subtracted; a divergence of
+    two distributions computed as the sum of their log-probabilities; two layers, one fed what
+    the other gives, whose sizes differ."""
     if claim.dimension not in (Dimension.D1, Dimension.D2):
         return []
     for d in _with_constructors(index, carriers(index, check)):
@@ -743,6 +744,12 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
         # names the function binds to a true division (`hidden = dim_head / heads`)
         divided = {ast.unparse(target): node for node in nodes if isinstance(node, ast.Assign)
                    and _true_division(node.value) for target in node.targets}
+        # ... and only to one: a name bound otherwise too may hold an integer when it indexes
+        only_divided = set(divided) - {ast.unparse(target) for node in nodes
+                                       if isinstance(node, (ast.Assign, ast.AugAssign))
+                                       and not (isinstance(node, ast.Assign) and
+                                                _true_division(node.value))
+                                       for target in _targets(node)}
         # `1.0 * hits / total` casts to float before dividing: the product is no identity
         cast = {id(node.left) for node in nodes if isinstance(node, ast.BinOp) and
                 isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))}
@@ -758,6 +765,12 @@ def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                     return [(f"the code takes a size set by true division at {at} ({text}) "
                              f"in {expression_text(node)} at {where}: the call refuses a "
                              "float", at)]
+            if isinstance(node, ast.Subscript) and any(
+                    _true_division(i) or ast.unparse(i) in only_divided
+                    for i in _indices(node.slice)):
+                return [(f"the code indexes {expression_text(node)} at {where} by a true "
+                         "division, a float: an index or a slice bound must be an integer",
+                         where)]
             if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div)) and \
                     not isinstance(node.left, ast.Constant) and \
                     ast.dump(node.left) == ast.dump(node.right):
@@ -881,9 +894,9 @@ def _unchained_method(module: ast.Module, d: Definition
 def _with_constructors(index: RepoIndex, functions: list[Definition]) -> list[Definition]:
     """The functions and the constructors of the classes their methods belong to."""
     classes = {(d.file, d.qualname.rsplit(".", 1)[0]) for d in functions if d.kind == "method"}
-    known = {d.qualname for d in functions}
+    known = {(d.file, d.qualname) for d in functions}
     return functions + [d for d in index.functions() if d.kind == "method" and
-                        d.name in _CONSTRUCTORS and d.qualname not in known and
+                        d.name in _CONSTRUCTORS and (d.file, d.qualname) not in known and
                         (d.file, d.qualname.rsplit(".", 1)[0]) in classes]
 
 
@@ -964,6 +977,20 @@ def _callee(node: ast.Call) -> str:
     func = node.func
     return func.attr if isinstance(func, ast.Attribute) else \
         func.id if isinstance(func, ast.Name) else ""
+
+
+def _indices(index: ast.AST) -> list[ast.AST]:
+    """What a subscript indexes by: its index, the bounds of its slices, each element of a
+    tuple of them (`x[:, : n / 2]`)."""
+    if isinstance(index, ast.Tuple):
+        return [i for element in index.elts for i in _indices(element)]
+    if isinstance(index, ast.Slice):
+        return [b for b in (index.lower, index.upper, index.step) if b is not None]
+    return [index]
+
+
+def _targets(node: ast.Assign | ast.AugAssign) -> list[ast.AST]:
+    return list(node.targets) if isinstance(node, ast.Assign) else [node.target]
 
 
 def _true_division(node: ast.AST) -> bool:

@@ -18,7 +18,7 @@ windows for the claim (ranked best first, read before the drift): in its two bes
 ones the value rules read, in a later one, or in none. `--papers-only` and `--except-papers`
 split the papers (a held-out split). A claim's positions are drawn with a seed of its own, so
 two versions of the check are measured on the same positions even where they pass different
-claims; `--out` writes every drift with the line before and after it.
+claims; `--out` writes every drift with the line before and after it and the rules that fail it.
 
 Uses $SABENCH_RUNS_ROOT (a folder made by ../shared/sabench/unpack.sh) and $SABENCH_FOLD_CACHE
 as `bench_alignment_check.py` does.
@@ -82,7 +82,8 @@ def drift_run(args: tuple) -> list[dict]:
                                 "file": position.rel, "line": position.line + 1,
                                 "named": position.named, "was": was, "now": now,
                                 "window": window_rank(before[cid].evidence, position),
-                                "detected": not after.passed or dropped})
+                                "detected": not after.passed or dropped,
+                                "rules": after.findings})
     return out
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sabench.scaffolds.alignment_rules import carriers
 from sabench.scaffolds.alignment_structure import (
     claim_formulas,
     glossary,
@@ -442,6 +443,49 @@ def test_a_shape_by_true_division_fails(tmp_path: Path, faithful: str, drifted: 
     data = code.format("return np.reshape(x / 255.0, (b, t, -1))")
     result = toy_check(tmp_path / "data", {"attention.py": data}, claim)[claim.id]
     assert not any("true division" in r for r in result.reasons), result.reasons
+
+
+def test_a_class_of_the_same_name_in_another_file_hides_no_carrying_code(
+        tmp_path: Path) -> None:
+    # a fallback class (`except ImportError: class QueryProjection`) shares the qualname
+    # of the class the evidence is in; the code at the evidence still carries the claim
+    fallback = ("try:\n    from attention import QueryProjection\nexcept ImportError:\n"
+                "    class QueryProjection:\n        def forward(self, x):\n"
+                "            return x\n")
+    code = ("class QueryProjection:\n    def __init__(self, n_heads, d_head):\n"
+            "        self.n_heads, self.d_head = n_heads, d_head\n\n"
+            "    def forward(self, x):\n        b, t, _ = x.shape\n"
+            "        h = self.w_q(x)\n"
+            "        return h.view(b, t, self.n_heads / self.d_head)\n")
+    repo = write_repo(tmp_path / "repo", {"block.py": fallback, "attention.py": code})
+    index = RepoIndex.build(repo)
+    claim = toy_claim("toy-D2-001", "Queries split into n_heads heads of d_head each.")
+    check = ClaimCheck(claim_id=claim.id, dimension=claim.dimension,
+                       function="QueryProjection.forward",
+                       evidence=[Evidence(file="attention.py", start_line=5, end_line=7)])
+    assert sorted(d.file for d in carriers(index, check)) == ["attention.py", "block.py"]
+    found = senseless_findings(index, claim, check)
+    assert [where for _, where in found] == ["attention.py:8"], found
+
+
+@pytest.mark.parametrize(("line", "fails"), [
+    # an index or a slice bound by true division is a float, which indexing refuses
+    ("return alpha_bar[t - k * n // 2 - i]", False),
+    ("return alpha_bar[t - k / n // 2 - i]", True),
+    ("return x[:, : n_keep * 2]", False),
+    ("return x[:, : n_keep / 2]", True),
+    ("idx = t - k / n // 2 - i\n    return alpha_bar[idx]", True),
+    # cast to an integer first, or a name that may also hold an integer
+    ("return alpha_bar[int(t - k / n // 2 - i)]", False),
+    ("idx = t - k / n // 2 - i\n    if k == 0:\n        idx = 0\n    return alpha_bar[idx]",
+     False),
+])
+def test_an_index_by_true_division_fails(tmp_path: Path, line: str, fails: bool) -> None:
+    claim = toy_claim("toy-D2-001", "Round k reads the schedule at index T - kN/2 - i of "
+                                    "alpha_bar.")
+    code = f"def schedule_entry(alpha_bar, x, t, k, n, i, n_keep):\n    {line}\n"
+    result = toy_check(tmp_path / "repo", {"schedule.py": code}, claim)[claim.id]
+    assert any("by a true division" in r for r in result.reasons) is fails, result.reasons
 
 
 def test_a_size_attribute_bound_to_a_true_division_fails(tmp_path: Path) -> None:
