@@ -18,7 +18,8 @@ the claim's standard deviation (`normal_std_conflicts`), and a setting named in 
 terms holds a number the paper writes somewhere, in its text or its claims
 (`unwritten_conflicts`); a setting there holding a number the paper never writes, where a
 setting of the very same name holds the claim's value, is a copy that departs from the paper
-(`copy_conflicts`).
+(`copy_conflicts`), and so is such a setting anywhere in the claim's evidence whose copy with
+the claim's value is in another file (a configuration file against a code default).
 """
 
 from __future__ import annotations
@@ -413,8 +414,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     excused by an initialisation std of 0.02), when the name's namespace is another stage's,
     or when the name holds any number the claim mentions (`8` of "6 (B) / 8 (L)")."""
     windows = [(e.file, e.start_line, e.end_line) for e in check.evidence[:2]]
-    near = [a for a, _ in _name_terms(index) if any(
-        a.file == f and start <= a.line <= end for f, start, end in windows)]
+    near = in_windows(index, windows)
     near += lookup_defaults(index, windows)
     near += constructed_values(index, near)
     near += [labelled for a in near if (labelled := under_label(a, context)) is not None]
@@ -435,6 +435,12 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
         written = paper.written | frozenset(paper) | mentioned
         out += unwritten_conflicts(claim, near, context, written)
         out += [f for f in copy_conflicts(index, claim, near, values, context, written)
+                if f.where not in {g.where for g in out}]
+        # in any window of the claim, where the check's localisation is weaker, only a copy
+        # in another file counts: a configuration file against a code default
+        anywhere = [(e.file, e.start_line, e.end_line) for e in check.evidence]
+        out += [f for f in copy_conflicts(index, claim, in_windows(index, anywhere), values,
+                                          context, written, other_files=True)
                 if f.where not in {g.where for g in out}]
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
@@ -584,15 +590,23 @@ def unwritten_conflicts(claim: Claim, near: list[Assignment], context: ClaimCont
     return []
 
 
+def in_windows(index: RepoIndex, windows: list[tuple[str, int, int]]) -> list[Assignment]:
+    """The settings on the lines of the evidence `windows` (file, first line, last line)."""
+    return [a for a, _ in _name_terms(index) if any(
+        a.file == f and start <= a.line <= end for f, start, end in windows)]
+
+
 def copy_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
                    values: list[StatedValue], context: ClaimContext,
-                   written: frozenset[str]) -> list[Finding]:
+                   written: frozenset[str], other_files: bool = False) -> list[Finding]:
     """Where a numerical claim is implemented, a setting holds a number the paper never writes
     (`written`), while another setting of the very same name holds a value the claim states:
     the two copies disagree, and the one in the claim's code departs from the paper. The value
     says which setting is the claim's, whatever its name's words (`early_t_max: 7.25` beside
     a default `early_t_max = 0.725` for "t in [0, 0.725]"); a copy in another stage's section
-    is that stage's (`numbered_otherwise`)."""
+    is that stage's (`numbered_otherwise`). With `other_files`, only a copy in another file
+    counts: one file that sets a name under several sections configures several cases
+    (`burgers.ddim_steps: 50` beside `navier_stokes.ddim_steps: 850`)."""
     stated = [v for v in values if not v.trivial]
     if claim.dimension != Dimension.D1 or not stated:
         return []
@@ -606,7 +620,8 @@ def copy_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
     copies = [b for b, _ in _name_terms(index) if b.name in odd]
     for value in stated:
         for name, a in odd.items():
-            copy = next((b for b in copies if b.name == name and b.numbers & value.keys), None)
+            copy = next((b for b in copies if b.name == name and b.numbers & value.keys and
+                         not (other_files and b.file == a.file)), None)
             if copy is not None:
                 return [conflict(claim, a, f", a number the paper never writes, where the "
                                            f"claim is implemented, while {copy.name} at "

@@ -1779,3 +1779,33 @@ def test_a_setting_whose_copy_holds_the_claims_value_holds_it_where_the_claim_is
              "config.yaml": "rssm:\n  num_categories: 32\n"}
     checked = results(write_repo(tmp_path / "repo", files), paper)
     assert checked[claim.id].passed is passes, checked[claim.id].reasons
+
+
+@pytest.mark.parametrize(("train", "config", "fails"), [
+    ("num_categories = 32\n", "rssm:\n  num_categories: 32\n", False),
+    # beyond the claim's two best windows, a copy in another file that holds the claim's
+    # value outvotes a setting holding a number the paper never writes
+    ("num_categories = 320\n", "rssm:\n  num_categories: 32\n", True),
+    # one file setting a name under two sections configures two cases
+    ("seed = 0\n", "rssm:\n  num_categories: 32\nwide:\n  num_categories: 320\n", False),
+])
+def test_a_copy_in_another_file_outvotes_a_setting_anywhere_in_the_claims_evidence(
+        tmp_path: Path, train: str, config: str, fails: bool) -> None:
+    claim = toy_claim("toy-D1-001", "RSSM baseline architecture: GRU with hidden size 256, "
+                                    "2 layers, latent dimension 64, 32 categorical latent "
+                                    "classes")
+    files = {"rssm.py": "from dataclasses import dataclass\n\n\n@dataclass\n"
+                        "class RSSMBaseline:\n    gru_hidden_size: int = 256\n"
+                        "    gru_layers: int = 2\n    latent_dim: int = 64\n",
+             "config.yaml": config, "train.py": train}
+    index = RepoIndex.build(write_repo(tmp_path / "repo", files))
+    # the two best windows hold the model and the configuration's first section; later
+    # windows the training script's setting and the configuration's second section
+    check = ClaimCheck(claim_id=claim.id, dimension=claim.dimension, evidence=[
+        Evidence(file="rssm.py", start_line=5, end_line=8),
+        Evidence(file="config.yaml", start_line=1, end_line=2),
+        Evidence(file="train.py", start_line=1, end_line=1),
+        Evidence(file="config.yaml", start_line=3, end_line=4)])
+    paper = alignment_values.paper_values([claim.text], RSSM_PAPER)
+    found, _ = alignment_values.value_findings(index, claim, check, paper)
+    assert [f.where for f in found] == (["train.py:1"] if fails else []), found
