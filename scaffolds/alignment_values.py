@@ -413,7 +413,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     second configuration, stage or model size side by side; a learning rate of 0.02 is not
     excused by an initialisation std of 0.02), when the name's namespace is another stage's,
     or when the name holds any number the claim mentions (`8` of "6 (B) / 8 (L)")."""
-    windows = [(e.file, e.start_line, e.end_line) for e in check.evidence[:2]]
+    every_window = [(e.file, e.start_line, e.end_line) for e in check.evidence]
+    windows = every_window[:2]
     near = in_windows(index, windows)
     near += lookup_defaults(index, windows)
     near += constructed_values(index, near)
@@ -438,8 +439,7 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                 if f.where not in {g.where for g in out}]
         # in any window of the claim, where the check's localisation is weaker, only a copy
         # in another file counts: a configuration file against a code default
-        anywhere = [(e.file, e.start_line, e.end_line) for e in check.evidence]
-        out += [f for f in copy_conflicts(index, claim, in_windows(index, anywhere), values,
+        out += [f for f in copy_conflicts(index, claim, in_windows(index, every_window), values,
                                           context, written, other_files=True)
                 if f.where not in {g.where for g in out}]
     out += shared_stem_conflicts(claim, near, values, mentioned)
