@@ -513,7 +513,9 @@ def longest_formula(piece: str) -> tuple[str, ast.expr] | None:
     """The longest start of `piece`, cut between words, that Python's parser reads: the prose
     after a formula (`h + a * b after every block`) is not part of it."""
     words = piece.split(" ")
-    for end in range(len(words), max(0, len(words) - 40), -1):
+    # every cut, down to the shortest: a formula that opens a long piece of prose (`Y_k_0 /
+    # sqrt(1 - tau_k_0) + [s_{T - kN/2}(Y_k_0) ...` of fifty words) is its first few words
+    for end in range(len(words), 0, -1):
         text = " ".join(words[:end]).strip()
         try:
             return text, parse_python(text, mode="eval").body
@@ -659,7 +661,9 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                        ) -> list[tuple[str, str]]:
     """(reason, where) for a formula of the claim that the carrying code holds, anchored by
     enough of the paper's names and constants, only with one operator other than the
-    paper's."""
+    paper's; or that no code of the repository computes as the paper writes it while some
+    code, wherever it is, computes it one operator apart (code the check's evidence does
+    not reach is still the repository's only computation of the formula)."""
     if claim.dimension not in (Dimension.D1, Dimension.D2):
         return []  # a value of a formula (D1) drifts as its operators (D2) do
     formulas = claim_formulas(claim.text)
@@ -681,7 +685,24 @@ def structure_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
             piece, where, text = drifted
             return [(f"the claim computes {piece}; the code computes {text} at {where}, "
                      f"one operator or constant apart", where)]
+    drifted = one_operator_apart(wanted, repository_expressions(index), readings=readings)
+    if drifted:
+        piece, where, text = drifted
+        return [(f"the claim computes {piece}; the code computes {text} at {where}, one "
+                 "operator apart, and no code computes it as the paper writes it", where)]
     return []
+
+
+def repository_expressions(index: RepoIndex) -> list[tuple[str, str, Node]]:
+    """(file:line, text, node) of every sum, product and negation of the repository's Python
+    files outside tests, also as read with the names their functions hold once (cached)."""
+    found = index.cache.get("alignment_repository_expressions")
+    if found is None:
+        found = index.cache["alignment_repository_expressions"] = [
+            (f"{file}:{line}", text, node) for file, entry in index.files.items()
+            if entry.lang == "python" for line, text, node in
+            code_expressions(index, file) + inlined_expressions(index, file)]
+    return found
 
 
 def _needed(formula: Node) -> int:

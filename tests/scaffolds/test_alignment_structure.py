@@ -15,6 +15,7 @@ from sabench.scaffolds.alignment_structure import (
     match,
     same_name,
     senseless_findings,
+    structure_findings,
     tree,
 )
 from sabench.verifiers.checks import ClaimCheck
@@ -128,6 +129,34 @@ def test_an_attribute_the_constructor_sets_once_is_read_as_what_it_holds(tmp_pat
     assert flagged(tmp_path / "repo", claim, "ratings.py", code) is False
     assert flagged(tmp_path / "drifted", claim, "ratings.py",
                    code.replace("1.0 / scale", "1.0 * scale")) is True
+
+
+def test_a_formula_that_opens_a_long_stretch_of_notation_is_read() -> None:
+    # fifty words of bracketed notation the parser cannot read follow the formula
+    tail = " + ".join(f"[s_{{T - kN/2 + {i}}}(Y_k) / (2 * (1 - tau_k)^{{3/2}})]" for i in range(8))
+    text = f"Sampler step: Y_n / sqrt(1 - tau_n) = Y_0 / sqrt(1 - tau_0) + {tail}."
+    assert "Y_0 / sqrt(1 - tau_0)" in [piece for piece, _ in claim_formulas(text)]
+
+
+def test_a_formula_computed_only_drifted_fails_wherever_it_is(tmp_path: Path) -> None:
+    # the check's evidence is the config; the one computation of the formula is elsewhere
+    claim = toy_claim("toy-D2-001", BRADLEY_TERRY)
+    config = "RATING_SCALE = 400.0\nN_PLAYERS = 32\n"
+    code = ("import numpy as np\n\n\ndef win_probability(q_i, q_j, s):\n"
+            "    return 1.0 / (1.0 + np.exp(-(q_i - q_j) / s))\n")
+    drifted = code.replace("(1.0 + np", "(1.0 - np")
+    check = ClaimCheck(claim_id=claim.id, dimension=claim.dimension,
+                       evidence=[Evidence(file="config.py", start_line=1, end_line=2)])
+    for name, ratings, fails in (("faithful", code, False), ("drifted", drifted, True),
+                                 # computed as written once: the other is another quantity
+                                 ("both", drifted + code.replace("win_probability", "expected"),
+                                  False)):
+        index = RepoIndex.build(write_repo(tmp_path / name, {"config.py": config,
+                                                             "ratings.py": ratings}))
+        found = structure_findings(index, claim, check)
+        assert bool(found) is fails, (name, found)
+    assert found == [] and "ratings.py:5" in structure_findings(
+        RepoIndex.build(tmp_path / "drifted"), claim, check)[0][1]
 
 
 def test_a_slash_before_a_product_may_divide_by_the_whole_product(tmp_path: Path) -> None:
