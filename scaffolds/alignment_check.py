@@ -11,8 +11,9 @@ the ids of the claims to check (a batch: the graph sends one batch per dimension
   `alignment_sizes` (a size written as one number repeated, `512×512`, held in every entry),
   `alignment_rules` (no stub, not docs only, named protocol objects present, steps in order)
   `alignment_formulas` (signs, scale factors, steps that read what a later step computes)
-  `alignment_structure` (code one operator away from the paper's formula, or from the
-  formula its own comment writes), `alignment_idioms` (arithmetic every paper means the same
+  `alignment_structure` (code one operator away from the paper's formula, in the claim's
+  code or, where no code computes the formula as written, anywhere; or from the formula its
+  own comment writes), `alignment_idioms` (arithmetic every paper means the same
   by, written the other way round: `pred + target`, `/ (n - eps)`) and `alignment_twins` (a
   copy of an expression that the repository's other copies outvote by one operator) and
   `alignment_wording` (what the claim's words fix: a divisor one apart from the claim's,

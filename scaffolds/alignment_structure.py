@@ -13,8 +13,11 @@ with enough anchors and one operator or one constant other than the paper's (`-`
 `/` for `*`, `sqrt(30)` for `√3`), and no expression of that shape with the paper's
 operators and constants, the claim fails (a D2 formula's, or a D1 value's): that function
 computes something else, whatever another function computes with the same terms (the loss's
-`1 - alpha_t` is no excuse for the masking's `1 + alpha_t`). An index the paper computes in a
-subscript (`T - kN/2 - n` of `alpha_{T - kN/2 - n}`) is such a formula too.
+`1 - alpha_t` is no excuse for the masking's `1 + alpha_t`). Where no expression of the
+whole repository has the formula's operators and one anywhere has one other, the claim fails
+too, whether or not the check's evidence reaches that code: it is the repository's only
+computation of the formula. An index the paper computes in a subscript (`T - kN/2 - n` of
+`alpha_{T - kN/2 - n}`) is such a formula too.
 
 An anchoring name of two letters or more weighs 2, a constant, an operation or a one-letter
 name 1 (the same letter, or the first part of the code's name: `q` and `q_pos`); enough
