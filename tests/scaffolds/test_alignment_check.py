@@ -1755,6 +1755,18 @@ RSSM_PAPER = ("# Baselines\nThe RSSM baseline is a GRU of hidden size 256 in 2 l
               "16 classes.\n")
 
 
+RSSM_CLAIM = toy_claim("toy-D1-001", "RSSM baseline architecture: GRU with hidden size 256, "
+                                     "2 layers, latent dimension 64, 32 categorical latent "
+                                     "classes")
+
+
+def rssm_module(extra: str = "") -> str:
+    """The RSSM baseline's settings (lines 5-8), with `extra` lines after them."""
+    return ("from dataclasses import dataclass\n\n\n@dataclass\nclass RSSMBaseline:\n"
+            "    gru_hidden_size: int = 256\n    gru_layers: int = 2\n    latent_dim: int = 64\n"
+            + (f"    {extra}\n" if extra else ""))
+
+
 @pytest.mark.parametrize(("default", "passes"), [
     ("num_categories: int = 32", True),
     # the copy where the claim is implemented holds a number the paper never writes, while
@@ -1768,14 +1780,10 @@ RSSM_PAPER = ("# Baselines\nThe RSSM baseline is a GRU of hidden size 256 in 2 l
 ])
 def test_a_setting_whose_copy_holds_the_claims_value_holds_it_where_the_claim_is_implemented(
         tmp_path: Path, default: str, passes: bool) -> None:
-    claim = toy_claim("toy-D1-001", "RSSM baseline architecture: GRU with hidden size 256, "
-                                    "2 layers, latent dimension 64, 32 categorical latent "
-                                    "classes")
+    claim = RSSM_CLAIM
     paper = PAPER.model_copy(update={"paper_id": "toy", "claims": (claim,),
                                      "markdown": RSSM_PAPER})
-    files = {"rssm.py": "from dataclasses import dataclass\n\n\n@dataclass\n"
-                        "class RSSMBaseline:\n    gru_hidden_size: int = 256\n"
-                        f"    gru_layers: int = 2\n    latent_dim: int = 64\n    {default}\n",
+    files = {"rssm.py": rssm_module(default),
              "config.yaml": "rssm:\n  num_categories: 32\n"}
     checked = results(write_repo(tmp_path / "repo", files), paper)
     assert checked[claim.id].passed is passes, checked[claim.id].reasons
@@ -1791,12 +1799,8 @@ def test_a_setting_whose_copy_holds_the_claims_value_holds_it_where_the_claim_is
 ])
 def test_a_copy_in_another_file_outvotes_a_setting_anywhere_in_the_claims_evidence(
         tmp_path: Path, train: str, config: str, fails: bool) -> None:
-    claim = toy_claim("toy-D1-001", "RSSM baseline architecture: GRU with hidden size 256, "
-                                    "2 layers, latent dimension 64, 32 categorical latent "
-                                    "classes")
-    files = {"rssm.py": "from dataclasses import dataclass\n\n\n@dataclass\n"
-                        "class RSSMBaseline:\n    gru_hidden_size: int = 256\n"
-                        "    gru_layers: int = 2\n    latent_dim: int = 64\n",
+    claim = RSSM_CLAIM
+    files = {"rssm.py": rssm_module(),
              "config.yaml": config, "train.py": train}
     index = RepoIndex.build(write_repo(tmp_path / "repo", files))
     # the two best windows hold the model and the configuration's first section; later
