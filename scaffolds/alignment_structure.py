@@ -33,8 +33,10 @@ something other than what its author transcribed from the paper. As a comment us
 names, each of its names must pair with the same name (or a call or indexing of it), and half
 of what its leaves could anchor suffices.
 
-The same carrying code, and the constructors of its classes, must not hold arithmetic no
-paper can mean (`senseless_findings`): a size computed by true division for a call that takes
+The same carrying code, the constructors of its classes, and every other function of the
+files the claim's code is in must not hold arithmetic no paper can mean (`senseless_findings`;
+code beside the claim's that cannot run, or computes nothing, leaves the file short of what
+the paper describes): a size computed by true division for a call that takes
 sizes (`nn.Linear(d, n_heads / d_head)`, `x.view(b, t, heads / d_head)` refuse the float at
 run time) or for an attribute the repository takes as a size, an index or a slice bound by
 true division (`alpha_bar[t - k / n // 2]`: indexing refuses the float), an expression minus
@@ -76,6 +78,7 @@ from sabench.verifiers.index import Definition, RepoIndex, parse_python
 from sabench.verifiers.numbers import extract_numbers, normalise
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.terms import term_set
+from sabench.verifiers.types import EvidenceKind
 
 #: Operations written as calls that compute one thing of one operand, whatever their keyword
 #: arguments (`dim=-1`) and whichever library holds them (`np.exp`, `torch.exp`, `x.exp()`).
@@ -748,86 +751,104 @@ _CONSTRUCTORS = frozenset({"__init__", "__post_init__", "setup", "build"})
 
 def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                        ) -> list[tuple[str, str]]:
-    """(reason, where) for arithmetic of the code that carries a claim's formula or values
-    (its carrying functions and the constructors of their classes) which cannot be what any
-    paper means: a size computed by true division (in a call that takes sizes, or bound to
-    a name that such a call then takes in the same function, or to an attribute that the
-    repository declares `int` or passes to such a call anywhere; or taken by such a call as
-    an attribute that the repository sets only by true division, in whatever file), which
-    fails at run time; an index or a slice bound by true division (or by a name bound only to
-    one), which fails too; an expression minus (or over) itself, always 0 (or 1); a computed
-    number times or over one; a Python list or tuple divided or subtracted; a divergence of
-    two distributions computed as the sum of their log-probabilities; two layers, one fed what
+    """(reason, where) for arithmetic of the code around a claim's formula or values (its
+    carrying functions, the constructors of their classes, and then every other function of
+    the files its code evidence is in) which cannot be what any paper means: a size computed
+    by true division (in a call that takes sizes, or bound to a name that such a call then
+    takes in the same function, or to an attribute that the repository declares `int` or
+    passes to such a call anywhere; or taken by such a call as an attribute that the
+    repository sets only by true division, in whatever file), which fails at run time; an
+    index or a slice bound by true division (or by a name bound only to one), which fails
+    too; an expression minus (or over) itself, always 0 (or 1); a computed number times or
+    over one; a Python list or tuple divided or subtracted; a divergence of two
+    distributions computed as the sum of their log-probabilities; two layers, one fed what
     the other gives, whose sizes differ."""
     if claim.dimension not in (Dimension.D1, Dimension.D2):
         return []
-    for d in _with_constructors(index, carriers(index, check)):
-        module = python_module(index, d.file, tests=False)
-        nodes = [node for node in (ast.walk(module) if module is not None else ())
-                 if d.start <= getattr(node, "lineno", 0) <= d.end]
-        # names the function binds to a true division (`hidden = dim_head / heads`)
-        divided = {ast.unparse(target): node for node in nodes if isinstance(node, ast.Assign)
-                   and _true_division(node.value) for target in node.targets}
-        # ... and only to one: a name bound otherwise too may hold an integer when it indexes
-        only_divided = set(divided) - {ast.unparse(target) for node in nodes
-                                       if isinstance(node, (ast.Assign, ast.AugAssign))
-                                       and not (isinstance(node, ast.Assign) and
-                                                _true_division(node.value))
-                                       for target in _targets(node)}
-        # `1.0 * hits / total` casts to float before dividing: the product is no identity
-        cast = {id(node.left) for node in nodes if isinstance(node, ast.BinOp) and
-                isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))}
-        for node in nodes:
-            where = f"{d.file}:{node.lineno}"
-            if _takes_sizes(node):
-                if any(_true_division(arg) or ast.unparse(arg) in divided
-                       for arg in _size_arguments(node)):
-                    return [(f"the code computes a size by true division at {where} "
-                             f"({expression_text(node)}): the call refuses a float", where)]
-                if (set_apart := _set_by_division(index, node)) is not None:
-                    at, text = set_apart
-                    return [(f"the code takes a size set by true division at {at} ({text}) "
-                             f"in {expression_text(node)} at {where}: the call refuses a "
-                             "float", at)]
-            if isinstance(node, ast.Subscript) and any(
-                    _true_division(i) or ast.unparse(i) in only_divided
-                    for i in _indices(node.slice)):
-                return [(f"the code indexes {expression_text(node)} at {where} by a true "
-                         "division, a float: an index or a slice bound must be an integer",
-                         where)]
-            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div)) and \
-                    not isinstance(node.left, ast.Constant) and \
-                    ast.dump(node.left) == ast.dump(node.right):
-                return [(f"the code computes {expression_text(node)} at {where}, which is "
-                         f"always {0 if isinstance(node.op, ast.Sub) else 1}", where)]
-            if (unchained := unchained_layers(node)) is not None:
-                before, gives, after, takes = unchained
-                return [(f"the code stacks {expression_text(before)}, which gives {gives}, "
-                         f"before {expression_text(after)}, which takes {takes}, at {where}: "
-                         "the layers do not chain", where)]
-            if _by_one(node, cast):
-                return [(f"the code computes {expression_text(node)} at {where}, a number "
-                         "times (or over) one, which changes nothing: an operator is lost",
-                         where)]
-            if _sequence_arithmetic(node):
-                return [(f"the code computes {expression_text(node)} at {where}: a list or "
-                         "tuple cannot be divided or subtracted", where)]
-            if _summed_log_ratio(node):
-                return [(f"the code adds log-probabilities for a divergence or log-ratio at "
-                         f"{where} ({expression_text(node)}): it is their difference", where)]
-        if (unchained := _unchained_in(index, module, d)) is not None:
-            before, gives, after, takes = unchained
-            where = f"{d.file}:{after.lineno}"
-            return [(f"the code applies {expression_text(after)}, which takes {takes}, to what "
-                     f"{expression_text(before)} gives ({gives}) in {d.qualname}: the layers "
-                     "do not chain", where)]
-        for target, node in divided.items():
-            attribute = target.rsplit(".", 1)[-1]
-            if "." in target and attribute in _size_attributes(index):
-                where = f"{d.file}:{node.lineno}"
-                return [(f"the code binds {target} to a true division at {where}, a float, "
-                         f"where the repository takes {attribute} as a size", where)]
+    for d in examined_functions(index, check):
+        found = senseless_in(index, d)
+        if found is not None:
+            return [found]
     return []
+
+
+def senseless_in(index: RepoIndex, d: Definition) -> tuple[str, str] | None:
+    """(reason, where) for the first arithmetic of `d` that no paper can mean (see
+    `senseless_findings`); cached per function, as it reads nothing of the claim."""
+    cache = index.cache.setdefault("alignment_senseless", {})
+    key = (d.file, d.qualname, d.start)
+    if key not in cache:
+        cache[key] = _first_senseless(index, d)
+    return cache[key]
+
+
+def _first_senseless(index: RepoIndex, d: Definition) -> tuple[str, str] | None:
+    module = python_module(index, d.file, tests=False)
+    nodes = [node for node in (ast.walk(module) if module is not None else ())
+             if d.start <= getattr(node, "lineno", 0) <= d.end]
+    # names the function binds to a true division (`hidden = dim_head / heads`)
+    divided = {ast.unparse(target): node for node in nodes if isinstance(node, ast.Assign)
+               and _true_division(node.value) for target in node.targets}
+    # ... and only to one: a name bound otherwise too may hold an integer when it indexes
+    only_divided = set(divided) - {ast.unparse(target) for node in nodes
+                                   if isinstance(node, (ast.Assign, ast.AugAssign))
+                                   and not (isinstance(node, ast.Assign) and
+                                            _true_division(node.value))
+                                   for target in _targets(node)}
+    # `1.0 * hits / total` casts to float before dividing: the product is no identity
+    cast = {id(node.left) for node in nodes if isinstance(node, ast.BinOp) and
+            isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))}
+    for node in nodes:
+        where = f"{d.file}:{node.lineno}"
+        if _takes_sizes(node):
+            if any(_true_division(arg) or ast.unparse(arg) in divided
+                   for arg in _size_arguments(node)):
+                return (f"the code computes a size by true division at {where} "
+                        f"({expression_text(node)}): the call refuses a float", where)
+            if (set_apart := _set_by_division(index, node)) is not None:
+                at, text = set_apart
+                return (f"the code takes a size set by true division at {at} ({text}) "
+                        f"in {expression_text(node)} at {where}: the call refuses a "
+                        "float", at)
+        if isinstance(node, ast.Subscript) and any(
+                _true_division(i) or ast.unparse(i) in only_divided
+                for i in _indices(node.slice)):
+            return (f"the code indexes {expression_text(node)} at {where} by a true "
+                    "division, a float: an index or a slice bound must be an integer",
+                    where)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div)) and \
+                not isinstance(node.left, ast.Constant) and \
+                ast.dump(node.left) == ast.dump(node.right):
+            return (f"the code computes {expression_text(node)} at {where}, which is "
+                    f"always {0 if isinstance(node.op, ast.Sub) else 1}", where)
+        if (unchained := unchained_layers(node)) is not None:
+            before, gives, after, takes = unchained
+            return (f"the code stacks {expression_text(before)}, which gives {gives}, "
+                    f"before {expression_text(after)}, which takes {takes}, at {where}: "
+                    "the layers do not chain", where)
+        if _by_one(node, cast):
+            return (f"the code computes {expression_text(node)} at {where}, a number "
+                    "times (or over) one, which changes nothing: an operator is lost",
+                    where)
+        if _sequence_arithmetic(node):
+            return (f"the code computes {expression_text(node)} at {where}: a list or "
+                    "tuple cannot be divided or subtracted", where)
+        if _summed_log_ratio(node):
+            return (f"the code adds log-probabilities for a divergence or log-ratio at "
+                    f"{where} ({expression_text(node)}): it is their difference", where)
+    if (unchained := _unchained_in(index, module, d)) is not None:
+        before, gives, after, takes = unchained
+        where = f"{d.file}:{after.lineno}"
+        return (f"the code applies {expression_text(after)}, which takes {takes}, to what "
+                f"{expression_text(before)} gives ({gives}) in {d.qualname}: the layers "
+                "do not chain", where)
+    for target, node in divided.items():
+        attribute = target.rsplit(".", 1)[-1]
+        if "." in target and attribute in _size_attributes(index):
+            where = f"{d.file}:{node.lineno}"
+            return (f"the code binds {target} to a true division at {where}, a float, "
+                    f"where the repository takes {attribute} as a size", where)
+    return None
 
 
 #: Calls that give a float whatever they take: one times their result is that result.
@@ -913,6 +934,20 @@ def _unchained_method(module: ast.Module, d: Definition
                         d.start <= (method.end_lineno or 0):
                     return unchained_applications(cls, method)
     return None
+
+
+def examined_functions(index: RepoIndex, check: ClaimCheck) -> list[Definition]:
+    """The code `senseless_findings` reads: the carrying functions with the constructors of
+    their classes first, then every other function of the files the claim's code evidence is
+    in. Arithmetic no paper can mean is no implementation of anything, so a file that holds
+    the claim's code and such arithmetic does not implement the claim as written, whichever
+    of its functions the check's evidence ranks first (a rotary embedding's `1.0 * base **
+    e` beside the attention a claim describes)."""
+    examined = _with_constructors(index, carriers(index, check))
+    known = {(d.file, d.qualname) for d in examined}
+    files = {e.file for e in check.evidence if e.kind == EvidenceKind.CODE}
+    return examined + [d for d in index.functions() if d.file in files and
+                       (d.file, d.qualname) not in known]
 
 
 def _with_constructors(index: RepoIndex, functions: list[Definition]) -> list[Definition]:
