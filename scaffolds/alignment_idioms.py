@@ -91,8 +91,10 @@ formula any paper states:
 - the fraction of a run done divides how far it has got by its length (`it / warmup_steps`).
 
 Each idiom looks only at the code that carries a formula or algorithm claim (its best function,
-the functions around its evidence, the functions those call and the evidence's own lines), so
-a stray expression elsewhere in the repository fails nothing. A paper may depart from an idiom
+the functions around its evidence, the functions those call and the evidence's own lines) and,
+after it, at the rest of the files its code evidence is in (code beside the claim's that breaks
+an idiom leaves that file short of any paper's method), so a stray expression in another file
+of the repository fails nothing. A paper may depart from an idiom
 and say so (nGPT scales its attention scores up by sqrt(d_k)): its claims then waive it. Names
 are read by their parts (`r_chosen`, `macroActionNewLogProbs`).
 """
@@ -213,11 +215,12 @@ _SAME = frozenset({"detach", "item", "float", "double", "clone", "cpu", "to", "s
 def idiom_findings(index: RepoIndex, claim: Claim, check: ClaimCheck,
                    waived: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """(reason, where) for the first expression of the code carrying a formula or algorithm
-    claim that breaks an idiom; `waived`: the idioms the paper itself departs from."""
+    claim, then of the rest of the files its code evidence is in, that breaks an idiom;
+    `waived`: the idioms the paper itself departs from."""
     if claim.dimension != Dimension.D2:
         return []
     chosen = [idiom for idiom in IDIOMS if idiom.__name__ not in waived]
-    for file, node in carrying_nodes(index, check):
+    for file, node in [*carrying_nodes(index, check), *beside_nodes(index, check)]:
         for idiom in chosen:
             reason = idiom(node)
             if reason:
@@ -264,6 +267,16 @@ def _carrying_nodes(index: RepoIndex, check: ClaimCheck) -> Iterator[tuple[str, 
         for node in _expressions(index, file, module):
             if any(a <= node.lineno <= b for a, b in ranges):
                 yield file, node
+
+
+def beside_nodes(index: RepoIndex, check: ClaimCheck) -> list[tuple[str, ast.AST]]:
+    """The expressions and assignments of the files of the claim's code evidence that
+    `carrying_nodes` leaves out: code beside the claim's, in the file that holds it."""
+    carrying = {id(node) for _, node in carrying_nodes(index, check)}
+    files = dict.fromkeys(e.file for e in check.evidence if e.kind == EvidenceKind.CODE)
+    return [(file, node) for file in files
+            if (module := python_module(index, file, tests=False)) is not None
+            for node in _expressions(index, file, module) if id(node) not in carrying]
 
 
 def callees(index: RepoIndex, callers: list[Definition]) -> list[Definition]:

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from sabench.scaffolds.alignment_idioms import IDIOMS, expressions, waived
+from sabench.scaffolds.alignment_idioms import IDIOMS, expressions, idiom_findings, waived
+from sabench.verifiers.checks import ClaimCheck
+from sabench.verifiers.index import RepoIndex
+from sabench.verifiers.types import Evidence
 
-from .test_alignment_check import toy_check, toy_claim
+from .test_alignment_check import toy_check, toy_claim, write_repo
 
 
 def broken(code: str) -> set[str]:
@@ -416,3 +419,29 @@ def test_a_paper_that_departs_from_an_idiom_waives_it(tmp_path: Path) -> None:
     assert "operations" in alone.findings
     with_statement = toy_check(tmp_path / "stated", {"attention.py": code}, usual, stated)
     assert "operations" not in with_statement[usual.id].findings
+
+
+def test_code_beside_the_claims_code_in_its_file_breaks_no_idiom(tmp_path: Path) -> None:
+    # the claim's evidence is the loss; the epoch average of the same file multiplies the
+    # accumulated loss by the number of batches, which no paper means by an average
+    claim = toy_claim("toy-D2-001", "Training loss: mean squared error between the predicted "
+                                    "and the true next state.")
+    loss = ("import torch\n\n\ndef step_loss(model, state, next_state):\n"
+            "    return ((model(state) - next_state) ** 2).mean()\n\n\n")
+    average = ("def epoch_loss(model, loader):\n    total_loss = 0.0\n"
+               "    for state, next_state in loader:\n"
+               "        total_loss += step_loss(model, state, next_state).item()\n"
+               "    return total_loss / len(loader)\n")
+    check = ClaimCheck(claim_id=claim.id, dimension=claim.dimension, function="step_loss",
+                       evidence=[Evidence(file="train.py", start_line=4, end_line=5)])
+    drifted = average.replace("/ len(loader)", "* len(loader)")
+    for name, files, flagged in (
+            ("faithful", {"train.py": loss + average}, False),
+            ("beside", {"train.py": loss + drifted}, True),
+            # the same line in a file the claim's code is not in is another claim's
+            ("elsewhere", {"train.py": loss, "epochs.py": "from train import step_loss\n\n\n"
+                           + drifted}, False)):
+        index = RepoIndex.build(write_repo(tmp_path / name, files))
+        found = idiom_findings(index, claim, check)
+        assert bool(found) is flagged, (name, found)
+        assert not found or found[0][1] == "train.py:12", found
