@@ -789,8 +789,10 @@ def _names_in(node: ast.AST) -> frozenset[str]:
 
 def _normaliser(node: ast.AST, of: frozenset[str] | None = None) -> bool:
     """A sum, a count, a norm or a temperature: what weights are divided by. Given the words
-    `of` what is divided, a named norm normalises only that (`w / w_norm`, `w / norm`), not
-    the norm of another quantity (`weights['wg'] / g_xy_norm_sq` weighs the squared norm)."""
+    `of` the weight that is divided, a named norm normalises only the weight itself (`w /
+    w_norm`, `w / norm`), not the norm of another quantity (`weights['wg'] / g_xy_norm_sq`
+    weighs the squared norm), nor that of the quantity the weight is named for
+    (`weights['w_q_ddot'] / torch.norm(q_ddot) ** 2`, `lambda_kl / kl_norm`)."""
     if isinstance(node, ast.Call):
         # `w / w.sum()`, `w / len(w)`, `w / np.linalg.norm(w)`; but a module taken from a
         # list (`self.experts[i](x)`) computes what the weight weighs
@@ -798,7 +800,8 @@ def _normaliser(node: ast.AST, of: frozenset[str] | None = None) -> bool:
     words = _names_in(node)
     if of is not None and "norm" in words and not words & (COUNTS - {"norm"}):
         other = words - {"norm", "sq", "squared", "l2", "l1"}
-        return not other or any(a.startswith(b) or b.startswith(a) for a in other for b in of)
+        own = of & (COEFFICIENTS | {"w"})  # `w_q_ddot` is the weight of `q_ddot`
+        return not other or any(a.startswith(b) or b.startswith(a) for a in other for b in own)
     return bool(words & (COUNTS | {"max", "min", "mean", "temperature", "temp", "tau", "z"}))
 
 

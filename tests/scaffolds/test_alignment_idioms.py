@@ -113,6 +113,11 @@ def broken(code: str) -> set[str]:
     # a norm normalises what it is the norm of, not another quantity's weight
     ("r = self.weights['wg'] * g_xy_norm_sq", "r = self.weights['wg'] / g_xy_norm_sq",
      "coefficient_divides"),
+    # a norm of the quantity the weight is named for is what it weighs, not its normaliser
+    ("r = self.weights['w_q_ddot'] * torch.norm(q_ddot, dim=-1) ** 2",
+     "r = self.weights['w_q_ddot'] / torch.norm(q_ddot, dim=-1) ** 2", "coefficient_divides"),
+    ("r = self.weights['wωxy'] * omega_xy_norm_sq", "r = self.weights['wωxy'] / omega_xy_norm_sq",
+     "coefficient_divides"),
     ("mu = (1 / np.sqrt(alpha_k)) * (x_k - beta_k / np.sqrt(1 - abar_k) * epsilon_pred)",
      "mu = (1 / np.sqrt(alpha_k)) * (x_k + beta_k / np.sqrt(1 - abar_k) * epsilon_pred)",
      "predicted_noise_added"),
@@ -303,6 +308,7 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "x = np.sin(2 * np.pi * f * t)",                   # pi times a variable
     "c = torch.cos(math.pi * (2 * k + 1) / (2 * n))",  # the variable above and below
     "w = weights / w_norm",                            # a weight normalised by its own norm
+    "w = lambda_kl / lambda_norm",                     # ... by the norm of the weights
     "y = x / torch.sigmoid(g)",                        # a sigmoid is never zero
     # DDIM's step adds predicted noise to the predicted clean sample; noising adds true noise
     "x_prev = torch.sqrt(a_prev) * pred_x0 + torch.sqrt(1 - a_prev) * eps_pred",
