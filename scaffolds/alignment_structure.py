@@ -33,17 +33,16 @@ something other than what its author transcribed from the paper. As a comment us
 names, each of its names must pair with the same name (or a call or indexing of it), and half
 of what its leaves could anchor suffices.
 
-The same carrying code, the constructors of its classes, and every other function of the
-files the claim's code is in must not hold arithmetic no paper can mean (`senseless_findings`;
-code beside the claim's that cannot run, or computes nothing, leaves the file short of what
-the paper describes): a size computed by true division for a call that takes
-sizes (`nn.Linear(d, n_heads / d_head)`, `x.view(b, t, heads / d_head)` refuse the float at
-run time) or for an attribute the repository takes as a size, an index or a slice bound by
-true division (`alpha_bar[t - k / n // 2]`: indexing refuses the float), an expression minus
-itself, a computed number times one (`1.0 * math.sqrt(d)`: a reciprocal that lost its
-operator), a Python list divided or subtracted (`[0.0] / n`, which raises), a divergence
-summed from two log-probabilities, or layers stacked or applied one after another whose sizes
-do not chain (`alignment_layers`).
+The same carrying code, the constructors of its classes, and the functions it calls must not
+hold arithmetic no paper can mean (`senseless_findings`; a claim whose code runs code that
+cannot run, or computes nothing, is not implemented as the paper describes it): a size computed
+by true division for a call that takes sizes (`nn.Linear(d, n_heads / d_head)`, `x.view(b, t,
+heads / d_head)` refuse the float at run time) or for an attribute the repository takes as a
+size, an index or a slice bound by true division (`alpha_bar[t - k / n // 2]`: indexing refuses
+the float), an expression minus itself, a computed number times one (`1.0 * math.sqrt(d)`: a
+reciprocal that lost its operator), a Python list divided or subtracted (`[0.0] / n`, which
+raises), a divergence summed from two log-probabilities, or layers stacked or applied one after
+another whose sizes do not chain (`alignment_layers`).
 """
 
 from __future__ import annotations
@@ -70,6 +69,7 @@ from sabench.scaffolds.alignment_formulas import (
     right_hand_sides,
     set_once,
 )
+from sabench.scaffolds.alignment_idioms import callees
 from sabench.scaffolds.alignment_layers import unchained_applications, unchained_layers
 from sabench.scaffolds.alignment_rules import GENERIC, carriers, covered, name_terms
 from sabench.scaffolds.alignment_values import mentioned_numbers
@@ -78,7 +78,6 @@ from sabench.verifiers.index import Definition, RepoIndex, parse_python
 from sabench.verifiers.numbers import extract_numbers, normalise
 from sabench.verifiers.spec import Claim, Dimension
 from sabench.verifiers.terms import term_set
-from sabench.verifiers.types import EvidenceKind
 
 #: Operations written as calls that compute one thing of one operand, whatever their keyword
 #: arguments (`dim=-1`) and whichever library holds them (`np.exp`, `torch.exp`, `x.exp()`).
@@ -752,17 +751,17 @@ _CONSTRUCTORS = frozenset({"__init__", "__post_init__", "setup", "build"})
 def senseless_findings(index: RepoIndex, claim: Claim, check: ClaimCheck
                        ) -> list[tuple[str, str]]:
     """(reason, where) for arithmetic of the code around a claim's formula or values (its
-    carrying functions, the constructors of their classes, and then every other function of
-    the files its code evidence is in) which cannot be what any paper means: a size computed
-    by true division (in a call that takes sizes, or bound to a name that such a call then
-    takes in the same function, or to an attribute that the repository declares `int` or
-    passes to such a call anywhere; or taken by such a call as an attribute that the
-    repository sets only by true division, in whatever file), which fails at run time; an
-    index or a slice bound by true division (or by a name bound only to one), which fails
-    too; an expression minus (or over) itself, always 0 (or 1); a computed number times or
-    over one; a Python list or tuple divided or subtracted; a divergence of two
-    distributions computed as the sum of their log-probabilities; two layers, one fed what
-    the other gives, whose sizes differ."""
+    carrying functions, the constructors of their classes, and then the functions they
+    call) which cannot be what any paper means: a size computed by true division (in a
+    call that takes sizes, or bound to a name that such a call then takes in the same
+    function, or to an attribute that the repository declares `int` or passes to such a
+    call anywhere; or taken by such a call as an attribute that the repository sets only
+    by true division, in whatever file), which fails at run time; an index or a slice
+    bound by true division (or by a name bound only to one), which fails too; an
+    expression minus (or over) itself, always 0 (or 1); a computed number times or over
+    one; a Python list or tuple divided or subtracted; a divergence of two distributions
+    computed as the sum of their log-probabilities; two layers, one fed what the other
+    gives, whose sizes differ."""
     if claim.dimension not in (Dimension.D1, Dimension.D2):
         return []
     for d in examined_functions(index, check):
@@ -938,16 +937,15 @@ def _unchained_method(module: ast.Module, d: Definition
 
 def examined_functions(index: RepoIndex, check: ClaimCheck) -> list[Definition]:
     """The code `senseless_findings` reads: the carrying functions with the constructors of
-    their classes first, then every other function of the files the claim's code evidence is
-    in. Arithmetic no paper can mean is no implementation of anything, so a file that holds
-    the claim's code and such arithmetic does not implement the claim as written, whichever
-    of its functions the check's evidence ranks first (a rotary embedding's `1.0 * base **
-    e` beside the attention a claim describes)."""
-    examined = _with_constructors(index, carriers(index, check))
+    their classes, then the functions they call. Arithmetic no paper can mean is no
+    implementation of anything, so code that runs the claim's code through such arithmetic
+    does not implement the claim as written, whichever of its functions the check's evidence
+    ranks first (a rotary embedding's `1.0 * base ** e` that the attention a claim describes
+    calls)."""
+    carrying = carriers(index, check)
+    examined = _with_constructors(index, carrying)
     known = {(d.file, d.qualname) for d in examined}
-    files = {e.file for e in check.evidence if e.kind == EvidenceKind.CODE}
-    return examined + [d for d in index.functions() if d.file in files and
-                       (d.file, d.qualname) not in known]
+    return examined + [d for d in callees(index, carrying) if (d.file, d.qualname) not in known]
 
 
 def _with_constructors(index: RepoIndex, functions: list[Definition]) -> list[Definition]:

@@ -593,29 +593,32 @@ def test_the_constructor_of_a_carrying_class_holds_no_senseless_arithmetic(
         assert any("always 0" in r for r in result.reasons) is fails, result.reasons
 
 
-def test_senseless_arithmetic_beside_the_claims_code_in_its_file_fails(
+def test_senseless_arithmetic_in_a_function_the_claims_code_calls_fails(
         tmp_path: Path) -> None:
-    # the claim's evidence is the gate; the rotary embedding of the same file lost the
+    # the claim's evidence is the gated attention; the rotary embedding it calls lost the
     # reciprocal of its frequencies (`1.0 *` for `1.0 /`), which no paper means
     claim = toy_claim("toy-D2-001", "Output gating: O_gated = O * sigmoid(H W_gate), applied "
                                     "after the output projection.")
     rope = ("def rotary_frequencies(dim, base=10000.0):\n"
             "    return 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))\n")
     gate = ("import torch\n\n\ndef gated_output(o, h, w_gate):\n"
+            "    o = o * rotary_frequencies(o.shape[-1])\n"
             "    return o * torch.sigmoid(h @ w_gate)\n\n\n")
     check = ClaimCheck(claim_id=claim.id, dimension=claim.dimension, function="gated_output",
-                       evidence=[Evidence(file="attention.py", start_line=4, end_line=5)])
+                       evidence=[Evidence(file="attention.py", start_line=4, end_line=6)])
     drifted = rope.replace("1.0 / (base", "1.0 * (base")
-    for name, files, flagged in (
-            ("faithful", {"attention.py": gate + rope}, False),
-            ("beside", {"attention.py": gate + drifted}, True),
-            # the same line in a file the claim's code is not in is another claim's
-            ("elsewhere", {"attention.py": gate, "rope.py": "import torch\n\n\n" + drifted},
-             False)):
+    uncalled = gate.replace("    o = o * rotary_frequencies(o.shape[-1])\n", "")
+    for name, files, where in (
+            ("faithful", {"attention.py": gate + rope}, None),
+            ("called", {"attention.py": gate + drifted}, "attention.py:10"),
+            ("called elsewhere", {"attention.py": gate, "rope.py": "import torch\n\n\n"
+                                  + drifted}, "rope.py:5"),
+            # the same function beside the claim's code, which it does not call, is another
+            # claim's
+            ("beside", {"attention.py": uncalled + drifted}, None)):
         index = RepoIndex.build(write_repo(tmp_path / name, files))
         found = senseless_findings(index, claim, check)
-        assert bool(found) is flagged, (name, found)
-        assert not found or found[0][1] == "attention.py:9", found
+        assert [at for _, at in found] == ([where] if where else []), (name, found)
 
 
 @pytest.mark.parametrize(("stack", "fails"), [
