@@ -94,9 +94,9 @@ Each idiom looks only at the code that carries a formula or algorithm claim (its
 the functions around its evidence, the functions those call and the evidence's own lines) and,
 after it, at the rest of the files its code evidence is in (code beside the claim's that breaks
 an idiom leaves that file short of any paper's method), so a stray expression in another file
-of the repository fails nothing. A paper may depart from an idiom
-and say so (nGPT scales its attention scores up by sqrt(d_k)): its claims then waive it. Names
-are read by their parts (`r_chosen`, `macroActionNewLogProbs`).
+of the repository fails nothing. A paper may depart from an idiom and say so (nGPT scales its
+attention scores up by sqrt(d_k)): its claims then waive it. Names are read by their parts
+(`r_chosen`, `macroActionNewLogProbs`).
 """
 
 from __future__ import annotations
