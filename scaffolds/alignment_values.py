@@ -423,8 +423,12 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     mentioned = mentioned_numbers(claim.text)
     out = list_conflicts(claim, near, values, context, mentioned)
     # a fraction out of [0, 1] is no other stage's value, nor any setting's: every name that
-    # says it is the claim's kind of fraction counts, wherever it is
-    out += fraction_conflicts(claim, near + fraction_settings(index), values)
+    # says it is the claim's kind of fraction counts, wherever it is (and a name that says
+    # which fraction it is without the claim's words, in any window of the claim)
+    anywhere = in_windows(index, every_window) + lookup_defaults(index, every_window)
+    out += fraction_conflicts(claim, near + anywhere + fraction_settings(index), values)
+    out += [f for f in impossible_fractions(claim, anywhere)
+            if f.where not in {g.where for g in out}]
     out += index_range_conflicts(claim, near)
     out += [f for f in drifted_list_conflicts(index, claim, near, context, mentioned)
             if f.where not in {g.where for g in out}]  # a long list both list rules read
@@ -524,6 +528,11 @@ class Fraction:
     #: when set, the only other words the name may hold, generic ones aside (`adam_betas`,
     #: not `kl_beta`)
     companions: frozenset[str] | None = None
+    #: 1 is out too: a dropout rate of 1 zeroes everything it applies to
+    below_one: bool = False
+    #: (bare names, section words): a name that is only one of the bare words is this
+    #: quantity's in a section named with one of the section words (`EMAModel`'s `decay`)
+    in_section: tuple[frozenset[str], frozenset[str]] | None = None
 
     def names(self, parts: set[str]) -> bool:
         """A name of these parts (lower case) is this quantity's."""
@@ -532,20 +541,39 @@ class Fraction:
         return self.companions is None or not parts - GENERIC - self.companions - \
             frozenset().union(*self.name_words)
 
+    def names_setting(self, a: Assignment) -> bool:
+        """The setting `a` is this quantity's, by its name or by its name and section."""
+        parts = set(split_identifier(a.name))
+        if self.names(parts):
+            return True
+        if self.in_section is None or not parts or not parts <= self.in_section[0]:
+            return False
+        sections = {p for part in a.path.split(".")[:-1] for p in split_identifier(part)}
+        return bool(sections & self.in_section[1])
 
-#: A probability (`uncond_prob`, `dropout`), a momentum (`ema_momentum`, BatchNorm's), an
-#: exponential moving average's decay, and Adam's betas.
+    def impossible(self, number: float) -> bool:
+        return not 0 <= number <= 1 or self.below_one and number == 1
+
+
+#: A probability (`uncond_prob`), a dropout or drop-path rate, a momentum (`ema_momentum`,
+#: BatchNorm's), an exponential moving average's decay, and Adam's betas.
 FRACTIONS = (
-    Fraction("a probability", frozenset({"probability", "prob", "dropout", "chance"}),
-             (frozenset({"prob"}), frozenset({"probs"}), frozenset({"probability"}),
-              frozenset({"dropout"}))),
+    Fraction("a probability", frozenset({"probability", "prob", "chance"}),
+             (frozenset({"prob"}), frozenset({"probs"}), frozenset({"probability"}))),
+    Fraction("a dropout rate", frozenset({"dropout", "drop"}),
+             (frozenset({"dropout"}), frozenset({"drop", "path"}), frozenset({"drop", "rate"})),
+             below_one=True),
     Fraction("a momentum", frozenset({"momentum"}), (frozenset({"momentum"}),)),
     Fraction("a moving average's decay", frozenset({"ema", "exponential"}),
-             (frozenset({"ema", "decay"}),)),
+             (frozenset({"ema", "decay"}),),
+             in_section=(frozenset({"decay", "rate", "beta"}), frozenset({"ema"}))),
     Fraction("an Adam beta", frozenset({"adam", "adamw", "betas"}),
              (frozenset({"beta"}), frozenset({"betas"})),
              companions=frozenset({"adam", "adamw", "optimizer", "optim", "1", "2"})),
 )
+#: The fraction whose names are also other quantities' (a noise schedule's `beta`, a KL
+#: weight's): it is Adam's only where its optimizer is named.
+_AMBIGUOUS_FRACTION = FRACTIONS[-1]
 
 
 def fraction_conflicts(claim: Claim, near: list[Assignment], values: list[StatedValue]
@@ -559,17 +587,57 @@ def fraction_conflicts(claim: Claim, near: list[Assignment], values: list[Stated
     if not any(fraction(v) for v in values):
         return []
     for kind in FRACTIONS:
-        if not words & kind.claim_words:
-            continue
-        for a in near:
-            parts = {p.lower() for p in split_identifier(a.name)}
-            # a log-probability (`log_prob`) is at most 0: its numbers are no drift
-            if not kind.names(parts) or any(p.startswith("log") for p in parts):
-                continue
-            if any(not 0 <= number <= 1 for number in _numbers_held(a)):
-                return [conflict(claim, a, f" is {kind.label} outside [0, 1]: no setting "
-                                           "of it can be")]
+        if words & kind.claim_words:
+            for a in near:
+                if kind.names_setting(a) and _holds_impossible(a, kind):
+                    return [_impossible(claim, a, kind)]
     return []
+
+
+def impossible_fractions(claim: Claim, near: list[Assignment]) -> list[Finding]:
+    """Where a numerical claim is found (`near`: the settings of all its evidence windows), a
+    setting whose name alone says which fraction it is holds a number no such fraction can
+    (`hidden_dropout_prob = 1`, `decay: float = 9.999` in an `EMAModel`, `beta2=c.get("beta2",
+    9.5)` of an AdamW): the code the claim is found in cannot train as any paper means,
+    whatever value the claim states. A bare `beta` is Adam's only under an optimizer's name."""
+    if claim.dimension != Dimension.D1:
+        return []
+    for a in near:
+        for kind in FRACTIONS:
+            if kind.names_setting(a) and _ends_with_fraction(a, kind) and \
+                    _holds_impossible(a, kind) and (
+                    kind is not _AMBIGUOUS_FRACTION or _under_optimizer(a)):
+                return [_impossible(claim, a, kind)]
+    return []
+
+
+#: The words a fraction's name may end with after the fraction's own (`dropout_prob`).
+_FRACTION_ENDINGS = frozenset({"rate", "prob", "p", "value"})
+
+
+def _ends_with_fraction(a: Assignment, kind: Fraction) -> bool:
+    """The name's last word (digits aside) is the fraction's: `ema_decay` and `beta2` are the
+    fractions, `ema_decay_steps` and `momentum_encoder_dim` are what they count or size."""
+    words = [w for w in split_identifier(a.name) if not w.isdigit()]
+    return bool(words) and words[-1] in _FRACTION_ENDINGS.union(*kind.name_words)
+
+
+def _holds_impossible(a: Assignment, kind: Fraction) -> bool:
+    parts = split_identifier(a.name)
+    # a log-probability (`log_prob`) is at most 0: its numbers are no drift
+    held = _numbers_held(a) or ([1.0] if _is_one(a) else [])  # a scalar setting is no 1
+    return not any(p.startswith("log") for p in parts) and \
+        any(kind.impossible(number) for number in held)
+
+
+def _under_optimizer(a: Assignment) -> bool:
+    words = {p for part in a.path.split(".") for p in split_identifier(part)}
+    return bool(words & (_OPTIMIZER_WORDS | _AMBIGUOUS_FRACTION.claim_words - {"betas"}))
+
+
+def _impossible(claim: Claim, a: Assignment, kind: Fraction) -> Finding:
+    bounds = "[0, 1)" if kind.below_one else "[0, 1]"
+    return conflict(claim, a, f" is {kind.label} outside {bounds}: no setting of it can be")
 
 
 def unwritten_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext,
@@ -650,7 +718,7 @@ def fraction_settings(index: RepoIndex) -> list[Assignment]:
     if found is None:
         found = index.cache["alignment_fractions"] = [
             a for a, _ in _name_terms(index) if any(
-                kind.names(set(split_identifier(a.name))) and
+                kind.names_setting(a) and
                 {p for part in a.path.split(".") for p in split_identifier(part)} &
                 (kind.claim_words | _OPTIMIZER_WORDS) for kind in FRACTIONS)]
     return found

@@ -1046,6 +1046,42 @@ def test_a_named_fraction_outside_its_interval_fails_wherever_it_is_set(
     assert bool(found) is fails, found
 
 
+BATCH_CLAIM = toy_claim("toy-D1-001", "Training batch size: 256 sequences on 8 GPUs")
+
+
+@pytest.mark.parametrize(("setting", "good", "bad"), [
+    # a dropout rate of 1 zeroes every activation: 1 is out, not only numbers above it
+    ("    hidden_dropout_prob = {}\n", "0.1", "1"),
+    ("    drop_path_rate = {}\n", "0.1", "1.0"),
+    # a decay named only `decay`, in a class its name says is a moving average
+    ("\n\nclass EMAModel:\n    def __init__(self, model, decay: float = {}):\n"
+     "        self.decay = decay\n", "0.9999", "9.999"),
+    # an Adam beta, where its optimizer is named
+    ("    optimizer_betas = ({}, 0.95)\n", "0.9", "9"),
+])
+def test_a_fraction_no_paper_can_set_fails_the_claim_found_beside_it(
+        tmp_path: Path, setting: str, good: str, bad: str) -> None:
+    # The claim names no fraction: the setting beside its value is no value of the claim,
+    # but the code the claim is found in cannot train as written.
+    code = "class TrainConfig:\n    batch_size = 256\n" + setting
+    assert drifted_and_faithful(tmp_path, BATCH_CLAIM, code, good, bad) == (True, False)
+
+
+@pytest.mark.parametrize("setting", [
+    "    uncond_prob = 1.0\n",  # a probability may be 1: always drop the condition
+    "    log_prob_floor = -20.0\n",  # a log-probability is no probability
+    "    kl_beta = 2.0\n",  # a bare beta is Adam's only where an optimizer is named
+    "    beta2 = 9.5\n",
+    "    momentum_encoder_dim = 256\n",  # a name with another word than the fraction's
+    "    ema_decay_steps = 10\n",  # when the decay starts, not what it is
+    "    dropout_every = 2\n",
+])
+def test_a_setting_that_only_looks_like_a_fraction_is_left_alone(
+        tmp_path: Path, setting: str) -> None:
+    code = "class TrainConfig:\n    batch_size = 256\n" + setting
+    assert toy_check(tmp_path / "repo", {"config.py": code}, BATCH_CLAIM)[BATCH_CLAIM.id].passed
+
+
 def test_a_bare_plural_counts_its_noun_in_a_section_the_claim_names(tmp_path: Path) -> None:
     # `hardware.nodes` counts the nodes of "the same hardware"; a bare `epochs` of an
     # unnamed section might count any epochs of the system
