@@ -429,6 +429,10 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     out += fraction_conflicts(claim, near + anywhere + fraction_settings(index), values)
     out += [f for f in impossible_fractions(claim, anywhere)
             if f.where not in {g.where for g in out}]
+    # a claim about heads has every head count of the repository in it
+    counts = head_counts(index) if "head" in claim_terms(claim.text) else []
+    out += [f for f in unsplit_widths(index, claim, anywhere + counts)
+            if f.where not in {g.where for g in out}]
     out += index_range_conflicts(claim, near)
     out += [f for f in drifted_list_conflicts(index, claim, near, context, mentioned)
             if f.where not in {g.where for g in out}]  # a long list both list rules read
@@ -638,6 +642,92 @@ def _under_optimizer(a: Assignment) -> bool:
 def _impossible(claim: Claim, a: Assignment, kind: Fraction) -> Finding:
     bounds = "[0, 1)" if kind.below_one else "[0, 1]"
     return conflict(claim, a, f" is {kind.label} outside {bounds}: no setting of it can be")
+
+
+#: The last word of a head count's name (`num_attention_heads`, `n_head`, `nhead`), and the
+#: words that only say it counts (`num_`) or which heads (`attention_`).
+_HEAD_COUNTS = frozenset({"heads", "head", "nhead", "nheads"})
+_COUNTING = frozenset({"num", "n", "number", "attention", "attn"})
+#: The words that end the name of the width a layer's heads split (`hidden_size`, `d_model`,
+#: `n_embd`, `attention_dim`).
+_WIDTHS = tuple(frozenset(w.split()) for w in (
+    "hidden size", "hidden dim", "d model", "model dim", "embed dim", "embedding dim",
+    "emb dim", "n embd", "dim", "width", "hidden"))
+#: The words that end the name of a head's own size: heads that are given one as a number
+#: need not split the width (`inner_dim = heads * dim_head`).
+_HEAD_SIZES = tuple(frozenset(w.split()) for w in ("head dim", "head size", "d head", "d k"))
+
+
+def unsplit_widths(index: RepoIndex, claim: Claim, near: list[Assignment]) -> list[Finding]:
+    """Where a numerical claim is found (`near`), a head count that does not divide the width
+    set beside it (`n_heads = 160` under `d_model = 1024`): attention splits the width among
+    its heads, so no model of any paper has 6.4 dimensions a head. The width is the nearest
+    one in the same section whose name says the same block (`encoder_heads` and
+    `encoder_dim`), within ten lines; heads given a size of their own are left alone."""
+    if claim.dimension != Dimension.D1:
+        return []
+    for heads in near:
+        words = _head_count_words(heads)
+        count = _whole(heads)
+        if words is None or count is None or count < 2:
+            continue
+        section = [a for a in _section_of(index, heads) if abs(a.line - heads.line) <= 10]
+        if any(_ending(a, _HEAD_SIZES) == words and _whole(a) is not None for a in section):
+            continue  # `d_k = d_model // n_heads` is the split, `d_head = 64` a size of its own
+        widths = sorted((a for a in section if _ending(a, _WIDTHS) == words and
+                         _whole(a) is not None), key=lambda a: abs(a.line - heads.line))
+        if widths and _whole(widths[0]) % count:
+            width = widths[0]
+            return [conflict(claim, heads, f" does not divide {width.path} = {shown(width)} at "
+                                           f"{width.file}:{width.line}: no attention splits a "
+                                           "width among that many heads")]
+    return []
+
+
+def head_counts(index: RepoIndex) -> list[Assignment]:
+    """The repository's head counts, outside tests (cached)."""
+    found = index.cache.get("alignment_head_counts")
+    if found is None:
+        found = index.cache["alignment_head_counts"] = [
+            a for a, _ in _name_terms(index) if _head_count_words(a) is not None]
+    return found
+
+
+def _whole(a: Assignment) -> int | None:
+    """The whole number a scalar setting holds (a configuration file's `16` too)."""
+    number = held_number(a)
+    if number is None or isinstance(number, (list, tuple)) or \
+            not (a.source == "config" or isinstance(number, int)):
+        return None
+    return int(number) if float(number).is_integer() else None
+
+
+def _head_count_words(a: Assignment) -> frozenset[str] | None:
+    """The words of a head count's name that say which heads (None: no head count); a bare
+    `head` counts nothing (`diff_head`)."""
+    words = split_identifier(a.name)
+    if not words or words[-1] not in _HEAD_COUNTS or \
+            words[-1] == "head" and not set(words) & {"num", "n", "number"}:
+        return None
+    return frozenset(words[:-1]) - _COUNTING
+
+
+def _ending(a: Assignment, endings: tuple[frozenset[str], ...]) -> frozenset[str] | None:
+    """The words of `a`'s name before the first of `endings` that ends it (None: none does)."""
+    words = split_identifier(a.name)
+    for ending in endings:
+        if len(words) >= len(ending) and set(words[-len(ending):]) == ending:
+            return frozenset(words[:-len(ending)]) - _COUNTING
+    return None
+
+
+def _section_of(index: RepoIndex, a: Assignment) -> list[Assignment]:
+    """The settings of `a`'s file under the same section as `a` (cached per file)."""
+    by_file = index.cache.setdefault("alignment_by_file", {})
+    if a.file not in by_file:
+        by_file[a.file] = [b for b, _ in _name_terms(index) if b.file == a.file]
+    section = a.path.rpartition(".")[0]
+    return [b for b in by_file[a.file] if b.path.rpartition(".")[0] == section]
 
 
 def unwritten_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext,

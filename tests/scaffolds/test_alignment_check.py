@@ -1082,6 +1082,48 @@ def test_a_setting_that_only_looks_like_a_fraction_is_left_alone(
     assert toy_check(tmp_path / "repo", {"config.py": code}, BATCH_CLAIM)[BATCH_CLAIM.id].passed
 
 
+@pytest.mark.parametrize(("code", "file"), [
+    # the head count beside the claim's value, in one class
+    ("class ModelConfig:\n    batch_size = 256\n    d_model = 1024\n    n_heads = {}\n",
+     "config.py"),
+    # a block named the same way (`encoder_`), in a configuration file
+    ("train:\n  batch_size: 256\nmodel:\n  encoder_hidden_size: 768\n"
+     "  encoder_num_attention_heads: {}\n", "config.yaml"),
+])
+def test_a_head_count_that_does_not_divide_its_width_fails(tmp_path: Path, code: str,
+                                                           file: str) -> None:
+    assert drifted_and_faithful(tmp_path, BATCH_CLAIM, code, 16 if "1024" in code else 12,
+                                160 if "1024" in code else 120, file) == (True, False)
+
+
+@pytest.mark.parametrize("code", [
+    # heads given a size of their own need not split the width
+    "class ModelConfig:\n    batch_size = 256\n    dim = 100\n    heads = 8\n"
+    "    dim_head = 64\n",
+    # another block's width (`decoder_dim`) is not what the encoder's heads split
+    "class ModelConfig:\n    batch_size = 256\n    decoder_dim = 100\n"
+    "    encoder_heads = 8\n",
+    # a size per model, each head count beside its own width
+    "class ModelConfig:\n    batch_size = 256\n    if large:\n        d_model = 1280\n"
+    "        n_heads = 20\n    else:\n        d_model = 1024\n        n_heads = 16\n",
+])
+def test_a_head_count_beside_a_width_it_need_not_split_is_left_alone(tmp_path: Path,
+                                                                      code: str) -> None:
+    assert toy_check(tmp_path / "repo", {"config.py": code}, BATCH_CLAIM)[BATCH_CLAIM.id].passed
+
+
+def test_a_claim_about_heads_reads_every_head_count(tmp_path: Path) -> None:
+    # the claim is found in the training script; the model's configuration is elsewhere,
+    # and its head count is no value of the claim
+    claim = toy_claim("toy-D1-001", "A learned scale per attention head; batch size 256")
+    files = {"train.py": "BATCH_SIZE = 256\n\n\ndef train(model, data):\n"
+                         "    for batch in data.batches(BATCH_SIZE):\n        model.step(batch)\n",
+             "model.yaml": "unet:\n  attention_dim: 32\n  attention_heads: {}\n"}
+    verdicts = [toy_check(tmp_path / str(heads), {**files, "model.yaml": files[
+        "model.yaml"].format(heads)}, claim)[claim.id].passed for heads in (4, 40)]
+    assert verdicts == [True, False]
+
+
 def test_a_bare_plural_counts_its_noun_in_a_section_the_claim_names(tmp_path: Path) -> None:
     # `hardware.nodes` counts the nodes of "the same hardware"; a bare `epochs` of an
     # unnamed section might count any epochs of the system
