@@ -806,14 +806,23 @@ def _normaliser(node: ast.AST, of: frozenset[str] | None = None) -> bool:
 
 
 def total_times_count(node: ast.AST) -> str | None:
-    """`total_loss * len(loader)`, `correct * total`: an accumulated total multiplied by a
-    count."""
+    """`total_loss * len(loader)`, `correct * total`, `val_loss * total_steps` after a loop of
+    `val_loss += loss.item()`: an accumulated total multiplied by a count."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
         return None
     a, b = node.left, node.right
-    if _total(a) and _count(b) or _total(b) and _count(a):
+    if (_count(b) and _total(a) or _count(a) and _total(b)) and not _in_ratio(node):
         return "multiplies an accumulated total by a count, which divides it into an average"
     return None
+
+
+def _in_ratio(node: ast.AST) -> bool:
+    """The product `node` is divided by a count (`expert_params * top_k / num_experts`): the
+    count it multiplies is the numerator of a share."""
+    while isinstance(_parent(node), ast.BinOp) and \
+            isinstance(_parent(node).op, (ast.Mult, ast.Div, ast.FloorDiv)):
+        node = _parent(node)
+    return any(exponent < 0 and _count(f) for f, exponent in flatten_product(node))
 
 
 def _total(node: ast.AST) -> bool:
@@ -821,7 +830,33 @@ def _total(node: ast.AST) -> bool:
         return True
     words = parts(node) if _bare(node) else frozenset()
     return bool(words & TOTALS or words & {"total", "running"} and words & TOTALLED or
-                words & COUNTED and words & {"count", "total", "num", "n"})
+                words & COUNTED and words & {"count", "total", "num", "n"}) or \
+        _accumulated(node)
+
+
+def _accumulated(node: ast.AST) -> bool:
+    """A name the function holding `node` adds to in a loop (`val_loss += loss.item()` under a
+    `for`): a total, whatever it is called."""
+    if not isinstance(node, ast.Name):
+        return False
+    function = node
+    while function is not None and not isinstance(function, (ast.FunctionDef,
+                                                             ast.AsyncFunctionDef)):
+        function = _parent(function)
+    return function is not None and any(
+        isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and
+        isinstance(n.target, ast.Name) and n.target.id == node.id and _in_loop(n, function)
+        for n in ast.walk(function))
+
+
+def _in_loop(node: ast.AST, function: ast.AST) -> bool:
+    """`node` stands in a loop of `function`."""
+    node = _parent(node)
+    while node is not None and node is not function:
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            return True
+        node = _parent(node)
+    return False
 
 
 def _count(node: ast.AST) -> bool:
@@ -1779,6 +1814,34 @@ def divides_by_sample(node: ast.AST) -> str | None:
     return None
 
 
+#: Names of a stack's depth (`n_layers`, `num_blocks`, `depth`).
+DEPTHS = frozenset({"layers", "layer", "depth", "blocks", "nlayers", "nlayer"})
+
+
+def std_grows_with_depth(node: ast.AST) -> str | None:
+    """`out_std = std * math.sqrt(2 * n_layers)`, `normal_(w, std=0.02 * n_layer ** 0.5)`: an
+    initialisation's standard deviation times a root of the depth. Scaled initialisations
+    shrink a residual branch's weights as the stack deepens, so depth divides them."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return None
+    factors = [f for f, exponent in flatten_product(node) if exponent > 0]
+    parent = _parent(node)
+    named_std = isinstance(parent, ast.keyword) and parent.arg in DEVIATIONS or \
+        bool(target_words(node) & DEVIATIONS) or \
+        any(_bare(f) and parts(f) & DEVIATIONS for f in factors)
+    if named_std and any(_root(f) and _deepens(f) for f in factors):
+        return "multiplies an initialisation's std by a root of the depth, which divides it"
+    return None
+
+
+def _deepens(root: ast.AST) -> bool:
+    """A root (`sqrt(2 * n_layers)`, `n_layers ** 0.5`) of an expression the depth multiplies."""
+    inside = root.args[0] if isinstance(root, ast.Call) and root.args else \
+        root.left if isinstance(root, ast.BinOp) else None
+    return inside is not None and any(
+        exponent > 0 and _bare(f) and parts(f) & DEPTHS for f, exponent in flatten_product(inside))
+
+
 IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     guard_subtracted, guard_multiplied, divides_by_mask, divides_by_log_probability,
     versions_added, attention_scaled_up, one_times_power, own_statistic, away_from_target,
@@ -1795,4 +1858,4 @@ IDIOMS: tuple[Callable[[ast.AST], str | None], ...] = (
     offset_added_in_ratio, divides_by_decay, kernel_width_multiplies, mask_subtracted,
     kernel_of_sum, divides_by_sample, exponent_times_size, noise_subtracted,
     divides_by_step_size, step_divided_by_distance, progress_times_length,
-    mix_operand_divided)
+    mix_operand_divided, std_grows_with_depth)

@@ -78,6 +78,17 @@ def broken(code: str) -> set[str]:
      "percent_divided"),
     ("acc = correct_count / total_problems", "acc = correct_count * total_problems",
      "total_times_count"),
+    # a name added to in a loop is a total, whatever it is called
+    ("def evaluate(batches, total_steps):\n    val_loss = 0.0\n    for b in batches:\n"
+     "        val_loss += loss_of(b)\n    return val_loss / total_steps\n",
+     "def evaluate(batches, total_steps):\n    val_loss = 0.0\n    for b in batches:\n"
+     "        val_loss += loss_of(b)\n    return val_loss * total_steps\n",
+     "total_times_count"),
+    # a scaled initialisation shrinks a residual branch's weights with depth
+    ("out_std = std / math.sqrt(2.0 * config.n_layers)",
+     "out_std = std * math.sqrt(2.0 * config.n_layers)", "std_grows_with_depth"),
+    ("nn.init.normal_(w, std=0.02 / math.sqrt(2 * n_layer))",
+     "nn.init.normal_(w, std=0.02 * math.sqrt(2 * n_layer))", "std_grows_with_depth"),
     ("loss = criterion(low_out, low_y) + criterion(high_out, high_y)",
      "loss = criterion(low_out, low_y) - criterion(high_out, high_y)",
      "weighted_loss_subtracted"),
@@ -299,6 +310,16 @@ def test_each_idiom_fails_its_drift_and_not_the_faithful_line(faithful: str, dri
     "w = class_weights / class_weights.sum()",         # weights normalised
     "y = x * 1.0",                                     # a cast
     "total = loss.item() * batch_size",                # a total made from an average
+    # a loss added to in a loop, each batch's mean weighed by its size: no total yet
+    "def f(batches):\n    s = 0.0\n    for b in batches:\n        n = len(b)\n"
+    "        s += loss_of(b) * n\n    return s\n",
+    # a total's share: the count it is multiplied by is over another count
+    "def f(model, num_active, num_experts):\n    e = 0\n    for p in model.parameters():\n"
+    "        e += p.numel()\n    return int(e * num_active / num_experts)\n",
+    # a name added to outside any loop is no total
+    "def f(x, n_steps):\n    y = 0.0\n    y += x\n    return y * n_steps\n",
+    "x = std * math.sqrt(2 / n_layers)",               # depth below the root: it shrinks
+    "noise = sigma * torch.sqrt(dt)",                  # a root of no depth
     "cur = cur_val + f * cur_val * (1.0 - cur_val)",   # (1 - x) is no target
     "x = z * (std + eps) + mean",                      # a normalisation undone
     "loss = pg_loss - ent_coef * entropy_loss",        # an entropy bonus
