@@ -425,7 +425,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
     # a fraction out of [0, 1] is no other stage's value, nor any setting's: every name that
     # says it is the claim's kind of fraction counts, wherever it is (and a name that says
     # which fraction it is without the claim's words, in any window of the claim)
-    anywhere = in_windows(index, every_window) + lookup_defaults(index, every_window)
+    in_any_window = in_windows(index, every_window)
+    anywhere = in_any_window + lookup_defaults(index, every_window)
     out += fraction_conflicts(claim, near + anywhere + fraction_settings(index), values)
     out += [f for f in impossible_fractions(claim, anywhere)
             if f.where not in {g.where for g in out}]
@@ -447,8 +448,8 @@ def evidence_conflicts(index: RepoIndex, claim: Claim, check: ClaimCheck,
                 if f.where not in {g.where for g in out}]
         # in any window of the claim, where the check's localisation is weaker, only a copy
         # in another file counts: a configuration file against a code default
-        out += [f for f in copy_conflicts(index, claim, in_windows(index, every_window), values,
-                                          context, written, other_files=True)
+        out += [f for f in copy_conflicts(index, claim, in_any_window, values, context,
+                                          written, other_files=True)
                 if f.where not in {g.where for g in out}]
     out += shared_stem_conflicts(claim, near, values, mentioned)
     out += indexed_conflicts(index, claim, near + _settings(index), context)
@@ -722,12 +723,10 @@ def _ending(a: Assignment, endings: tuple[frozenset[str], ...]) -> frozenset[str
 
 
 def _section_of(index: RepoIndex, a: Assignment) -> list[Assignment]:
-    """The settings of `a`'s file under the same section as `a` (cached per file)."""
-    by_file = index.cache.setdefault("alignment_by_file", {})
-    if a.file not in by_file:
-        by_file[a.file] = [b for b, _ in _name_terms(index) if b.file == a.file]
+    """The settings of `a`'s file under the same section as `a`."""
     section = a.path.rpartition(".")[0]
-    return [b for b in by_file[a.file] if b.path.rpartition(".")[0] == section]
+    return [b for _, b in _numbered_by_file(index).get(a.file, ())
+            if b.path.rpartition(".")[0] == section]
 
 
 def unwritten_conflicts(claim: Claim, near: list[Assignment], context: ClaimContext,
@@ -749,9 +748,22 @@ def unwritten_conflicts(claim: Claim, near: list[Assignment], context: ClaimCont
 
 
 def in_windows(index: RepoIndex, windows: list[tuple[str, int, int]]) -> list[Assignment]:
-    """The settings on the lines of the evidence `windows` (file, first line, last line)."""
-    return [a for a, _ in _name_terms(index) if any(
-        a.file == f and start <= a.line <= end for f, start, end in windows)]
+    """The settings on the lines of the evidence `windows` (file, first line, last line), in
+    the repository's order."""
+    by_file = _numbered_by_file(index)
+    found = {at: a for f in {f for f, _, _ in windows} for at, a in by_file.get(f, ())
+             if any(f == file and start <= a.line <= end for file, start, end in windows)}
+    return [found[at] for at in sorted(found)]
+
+
+def _numbered_by_file(index: RepoIndex) -> dict[str, list[tuple[int, Assignment]]]:
+    """The settings of each file, each with its place in the repository's order (cached)."""
+    by_file = index.cache.get("alignment_numbered_by_file")
+    if by_file is None:
+        by_file = index.cache["alignment_numbered_by_file"] = {}
+        for at, (a, _) in enumerate(_name_terms(index)):
+            by_file.setdefault(a.file, []).append((at, a))
+    return by_file
 
 
 def copy_conflicts(index: RepoIndex, claim: Claim, near: list[Assignment],
