@@ -20,6 +20,10 @@ terms holds a number the paper writes somewhere, in its text or its claims
 setting of the very same name holds the claim's value, is a copy that departs from the paper
 (`copy_conflicts`), and so is such a setting anywhere in the claim's evidence whose copy with
 the claim's value is in another file (a configuration file against a code default).
+In every evidence window, whatever value the claim states, a setting no model can run with
+fails a numerical claim: a fraction its name names outside its bounds (`hidden_dropout_prob =
+1`, `ema_decay = 9.999`: `impossible_fractions`), or a head count that does not divide the
+width beside it (`unsplit_widths`; a claim about heads reads every head count).
 """
 
 from __future__ import annotations
