@@ -839,14 +839,18 @@ def _accumulated(node: ast.AST) -> bool:
     `for`): a total, whatever it is called."""
     if not isinstance(node, ast.Name):
         return False
-    function = node
-    while function is not None and not isinstance(function, (ast.FunctionDef,
-                                                             ast.AsyncFunctionDef)):
-        function = _parent(function)
+    function = enclosing_function(node)
     return function is not None and any(
         isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add) and
         isinstance(n.target, ast.Name) and n.target.id == node.id and _in_loop(n, function)
         for n in ast.walk(function))
+
+
+def enclosing_function(node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function an expression of `expressions` stands in (None: module level)."""
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        node = _parent(node)
+    return node
 
 
 def _in_loop(node: ast.AST, function: ast.AST) -> bool:

@@ -557,7 +557,7 @@ class Fraction:
             return True
         if self.in_section is None or not parts or not parts <= self.in_section[0]:
             return False
-        sections = {p for part in a.path.split(".")[:-1] for p in split_identifier(part)}
+        sections = {p for part in _sections(a) for p in split_identifier(part)}
         return bool(sections & self.in_section[1])
 
     def impossible(self, number: float) -> bool:
@@ -640,8 +640,12 @@ def _holds_impossible(a: Assignment, kind: Fraction) -> bool:
 
 
 def _under_optimizer(a: Assignment) -> bool:
-    words = {p for part in a.path.split(".") for p in split_identifier(part)}
-    return bool(words & (_OPTIMIZER_WORDS | _AMBIGUOUS_FRACTION.claim_words - {"betas"}))
+    return bool(_path_words(a) & (_OPTIMIZER_WORDS | _AMBIGUOUS_FRACTION.claim_words - {"betas"}))
+
+
+def _path_words(a: Assignment) -> set[str]:
+    """The words of a setting's name and of every section above it."""
+    return {p for part in a.path.split(".") for p in split_identifier(part)}
 
 
 def _impossible(claim: Claim, a: Assignment, kind: Fraction) -> Finding:
@@ -824,8 +828,7 @@ def fraction_settings(index: RepoIndex) -> list[Assignment]:
     if found is None:
         found = index.cache["alignment_fractions"] = [
             a for a, _ in _name_terms(index) if any(
-                kind.names_setting(a) and
-                {p for part in a.path.split(".") for p in split_identifier(part)} &
+                kind.names_setting(a) and _path_words(a) &
                 (kind.claim_words | _OPTIMIZER_WORDS) for kind in FRACTIONS)]
     return found
 

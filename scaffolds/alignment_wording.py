@@ -24,6 +24,7 @@ from sabench.scaffolds.alignment_formulas import atom, flatten_product, formula_
 from sabench.scaffolds.alignment_idioms import (
     call_name,
     carrying_nodes,
+    enclosing_function,
     is_one,
     parts,
     statement_of,
@@ -185,12 +186,6 @@ def _in_gradient(node: ast.AST) -> bool:
     if target_words(node) & GRADIENT_WORDS:
         return True
     statement = statement_of(node)
-    function = _enclosing_function(statement)
+    function = enclosing_function(statement)
     return isinstance(statement, ast.Return) and function is not None and \
         bool(parts(ast.Name(function.name)) & GRADIENT_WORDS)
-
-
-def _enclosing_function(node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        node = getattr(node, "idiom_parent", None)
-    return node
